@@ -1,0 +1,33 @@
+/* The portable kernels, compiled once per instruction set.
+ *
+ * setup.py builds this file twice: for the baseline ISA with LUCID_ISA=baseline,
+ * and with -mavx2 -mfma and LUCID_ISA=avx2 on x86-64.  vforce.c picks one set at
+ * run time, so a distributed wheel never needs -march=native.
+ *
+ * Each kernel is a plain loop under `#pragma omp simd` (built with -fopenmp-simd)
+ * and -ffp-contract=off: the compiler vectorizes it, and fused multiply-adds happen
+ * only where a kernel asks for them with fma(), so every ISA rounds the same way.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef LUCID_ISA
+#error "LUCID_ISA must name the instruction set (baseline, avx2)"
+#endif
+#define LUCID_CAT2(a, b) a##_##b
+#define LUCID_CAT(a, b) LUCID_CAT2(a, b)
+/* LUCID_KERNEL(cbrt_f32) -> lucid_cbrt_f32_avx2 */
+#define LUCID_KERNEL(name) LUCID_CAT(lucid_##name, LUCID_ISA)
+
+/* True where fma() is one instruction; elsewhere it is an exact but slow libm call,
+ * so kernels may prefer a*b+c where exactness does not matter. */
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(__aarch64__)
+#define LUCID_HAS_FMA 1
+#else
+#define LUCID_HAS_FMA 0
+#endif
+
+#include "sqrt.h"
+#include "cbrt.h"
+#include "erfinv.h"

@@ -12,7 +12,7 @@ from numpy cimport npy_intp, PyUFuncGenericFunction
 from cython.parallel cimport prange
 from libc.limits cimport INT_MAX
 
-from pylucid._accelerate cimport (
+from ._accelerate cimport (
     vvsqrtf, vvsqrt, vvcbrtf, vvcbrt, vverfinvf, vverfinv,
     vvsqrt_gradf, vvsqrt_grad, vvcbrt_gradf, vvcbrt_grad, vverfinv_gradf, vverfinv_grad,
     lucid_simd_level,
@@ -65,12 +65,30 @@ def get_num_threads():
     return num_threads
 
 
-def set_num_threads(int n):
-    """Let the kernels use up to ``n`` threads (1 disables threading)."""
+def set_num_threads(n):
+    """Let the kernels use up to ``n`` threads; 1 disables threading.
+
+    Results are bit-identical for every thread count.  Builds without OpenMP always
+    use one thread.
+    """
     global num_threads
-    if n < 1:
-        raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
-    num_threads = n if LUCID_MAX_THREADS() > 1 else 1
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: n must be an integer >= 1, got {n!r}")
+    num_threads = min(n, 1024) if LUCID_MAX_THREADS() > 1 else 1
+
+
+def _threads_from_environment():
+    import os
+    value = os.environ.get("PYLUCID_NUM_THREADS", "")
+    if not value:
+        return LUCID_MAX_THREADS()
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"PYLUCID_NUM_THREADS must be an integer >= 1, got {value!r}") from None
+
+
+set_num_threads(_threads_from_environment())
 
 
 def max_threads():
@@ -255,7 +273,7 @@ cdef object make_ufunc(int slot, str name, str doc, int nin,
     return ufunc
 
 
-from pylucid._docs import UFUNC_DOCS as _DOCS
+from ._docs import UFUNC_DOCS as _DOCS
 
 sqrt = make_ufunc(0, "sqrt", _DOCS["sqrt"], 1, <void *>sqrt_f, <void *>vvsqrtf, <void *>vvsqrt)
 cube_root = make_ufunc(1, "cube_root", _DOCS["cube_root"], 1,

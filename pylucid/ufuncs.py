@@ -4,7 +4,7 @@ Genuine ``numpy.ufunc`` objects with ``e->e``, ``f->f`` and ``d->d`` loops (back
 ``ee->e``, ``ff->f``, ``dd->d``), so broadcasting, ``out=``, ``where=``, ``dtype=``,
 NumPy's error state and ``__array_ufunc__`` (Dask, xarray) work as for ``np.sqrt``.
 """
-from pylucid._kernels import (
+from ._kernels import (
     cube_root,
     cube_root_backward,
     erfinv,

@@ -56,9 +56,11 @@ static inline double lucid_cbrt_refine(double a, double w, int exact_step)
         _Pragma("omp simd")                                                      \
         for (int i = 0; i < n; i++) {                                            \
             T xi = x[i], a, m, ar, sc, r;                                        \
-            I ux, ua;                                                            \
+            I ux, ua, special;                                                   \
             memcpy(&ux, &xi, sizeof ux);                                         \
             ua = ux & ~sign;                                                     \
+            special = -(I)((ua == 0) | (ua >= inf)); /* +-0, +-inf, NaN */       \
+            ua = (ua & ~special) | (one & special); /* keep them out of the FPU */ \
             int32_t tiny = ua < one;                                             \
             /* times 2^(3K tiny), built from bits: a select here becomes a branch */ \
             I bsc = (I)(BIAS + 3 * K * tiny) << MANT;                            \
@@ -87,13 +89,11 @@ static inline double lucid_cbrt_refine(double a, double w, int exact_step)
             bsc = (I)(BIAS + q) << MANT;                                         \
             memcpy(&sc, &bsc, sizeof sc);                                        \
             r *= sc;                                                             \
-            /* +-0, +-inf, NaN: x + x keeps the value and quiets NaN.  Selected  \
-             * on the bits: a ternary on floats gets turned into a branch. */    \
-            T sp = xi + xi;                                                      \
-            I br, bsp, special = -(I)(((ux & ~sign) == 0) | ((ux & ~sign) >= inf)); \
+            /* specials return x itself, NaN quieted; selected on the bits, as a \
+             * ternary on floats gets turned into a branch */                    \
+            I br, quiet = -(I)((ux & ~sign) > inf) & (one >> 1);                \
             memcpy(&br, &r, sizeof br);                                          \
-            memcpy(&bsp, &sp, sizeof bsp);                                       \
-            br = ((br | (ux & sign)) & ~special) | (bsp & special);              \
+            br = ((br | (ux & sign)) & ~special) | ((ux | quiet) & special);     \
             memcpy(&y[i], &br, sizeof br);                                       \
         }                                                                        \
     }                                                                            \

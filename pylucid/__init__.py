@@ -1,7 +1,21 @@
 """pylucid: exact, fast sqrt, cube_root and erfinv with gradients of any order."""
-from pylucid import ufuncs
-from pylucid.ops import cube_root, erfinv, sqrt
+from . import ufuncs
+from .amp import autocast
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .graph import Tensor, enable_grad, grad, is_grad_enabled, no_grad, tensor
+from .ops import cube_root, erfinv, sqrt
+from .ops import cube_root as cbrt
+from .schema import AmpPolicy, OpSchema
 
-cbrt = cube_root
 __version__ = "0.1.0"
-__all__ = ["sqrt", "cube_root", "cbrt", "erfinv", "ufuncs"]
+
+__all__ = [
+    # the functional API
+    "sqrt", "cube_root", "cbrt", "erfinv", "ufuncs",
+    # the graph layer
+    "Tensor", "tensor", "grad", "no_grad", "enable_grad", "is_grad_enabled",
+    # op metadata and mixed precision
+    "OpSchema", "AmpPolicy", "autocast",
+    # gradient checks
+    "gradcheck", "gradgradcheck", "GradcheckError",
+]

@@ -1,5 +1,7 @@
 """pylucid: exact, fast sqrt, cube_root and erfinv with gradients of any order."""
 from . import ufuncs
+from ._include import get_include
+from ._kernels import get_num_threads, set_num_threads
 from .amp import autocast
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Tensor, enable_grad, grad, is_grad_enabled, no_grad, tensor
@@ -18,4 +20,6 @@ __all__ = [
     "OpSchema", "AmpPolicy", "autocast",
     # gradient checks
     "gradcheck", "gradgradcheck", "GradcheckError",
+    # kernel threads and the C-level API's include folder
+    "set_num_threads", "get_num_threads", "get_include",
 ]

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from pylucid import __version__, _kernels, ufuncs
+from . import __version__, _kernels, ufuncs
 
 
 def kernel_path():
@@ -52,7 +52,7 @@ def self_check():
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:
-        from pylucid.bench import main as bench_main
+        from .bench import main as bench_main
         return bench_main(argv[1:])
     if argv:
         print(f"usage: python -m pylucid [bench ...]; got {' '.join(argv)!r}", file=sys.stderr)

@@ -269,7 +269,7 @@ cdef object make_ufunc(int slot, str name, str doc, int nin,
         loops, types = binary_loops, binary_types
     ufunc = cnp.PyUFunc_FromFuncAndData(loops, loop_data[slot], types, 3, nin, 1,
                                         cnp.PyUFunc_None, name_b, doc_b, 0)
-    ufunc.__module__ = "pylucid.ufuncs"
+    ufunc.__module__ = __name__.rpartition(".")[0] + ".ufuncs"  # the package, vendored or not
     return ufunc
 
 

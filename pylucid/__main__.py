@@ -1,6 +1,7 @@
 """``python -m pylucid``: what this build runs on, and a self-check against NumPy/SciPy.
 
-``python -m pylucid bench [...]`` runs the side-by-side benchmark (see pylucid.bench).
+``python -m pylucid bench [...]`` runs the side-by-side CPU benchmark (pylucid.bench) and
+``python -m pylucid bench-gpu [...]`` the GPU one (pylucid.bench_gpu).
 """
 import sys
 
@@ -54,8 +55,12 @@ def main(argv=None):
     if argv[:1] == ["bench"]:
         from .bench import main as bench_main
         return bench_main(argv[1:])
+    if argv[:1] == ["bench-gpu"]:
+        from .bench_gpu import main as bench_gpu_main
+        return bench_gpu_main(argv[1:])
     if argv:
-        print(f"usage: python -m pylucid [bench ...]; got {' '.join(argv)!r}", file=sys.stderr)
+        print(f"usage: python -m pylucid [bench ... | bench-gpu ...]; got {' '.join(argv)!r}",
+              file=sys.stderr)
         return 2
     print(f"pylucid {__version__} (numpy {np.__version__})")
     print(f"kernels: {kernel_path()}")

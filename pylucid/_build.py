@@ -5,8 +5,8 @@ Both extensions (``_kernels``: the ufuncs; ``cython_kernels``: the C-level API f
 Cython code) call only the vForce-style names declared in ``_accelerate.pxd``; this file
 alone decides what sits behind them:
 
-* csrc/kernels.c is compiled once per instruction set (baseline, and AVX2+FMA on
-  x86-64); csrc/vforce.c picks one set at run time, so no -march=native is needed.
+* csrc/kernels.c is compiled once per instruction set (baseline, and AVX2+FMA and
+  AVX-512 on x86-64); csrc/vforce.c picks one set at run time, so no -march=native is needed.
 * On macOS, Accelerate supplies vvsqrt*/vvcbrt*; erfinv and the gradients stay ours.
 * OpenMP is used where the compiler has it; without it the kernels run on one thread.
 
@@ -66,8 +66,10 @@ class BuildKernels(build_ext):
         csrc = next(os.path.dirname(s) for s in ext.sources if os.path.basename(s) == "vforce.c")
         isas = [("baseline", [])]
         if IS_X86_64:
-            isas.append(("avx2", ["-mavx2", "-mfma"]))
-            ext.define_macros.append(("LUCID_HAVE_AVX2", "1"))
+            isas += [("avx2", ["-mavx2", "-mfma"]),
+                     ("avx512", ["-mavx512f", "-mavx512dq", "-mavx512vl", "-mavx512bw", "-mfma",
+                                 "-mprefer-vector-width=512"])]
+            ext.define_macros.append(("LUCID_X86_64", "1"))
         for isa, flags in isas:
             # One object per ISA from the same source, each in its own folder.
             ext.extra_objects += self.compiler.compile(

@@ -1,8 +1,9 @@
 /* The portable kernels, compiled once per instruction set.
  *
- * setup.py builds this file twice: for the baseline ISA with LUCID_ISA=baseline,
- * and with -mavx2 -mfma and LUCID_ISA=avx2 on x86-64.  vforce.c picks one set at
- * run time, so a distributed wheel never needs -march=native.
+ * _build.py builds this file once per instruction set: the baseline ISA with
+ * LUCID_ISA=baseline and, on x86-64, LUCID_ISA=avx2 (-mavx2 -mfma) and LUCID_ISA=avx512
+ * (x86-64-v4's AVX-512 subsets).  vforce.c picks one set at run time, so a distributed
+ * wheel never needs -march=native.
  *
  * Each kernel is a plain loop under `#pragma omp simd` (built with -fopenmp-simd)
  * and -ffp-contract=off: the compiler vectorizes it, and fused multiply-adds happen
@@ -13,7 +14,7 @@
 #include <string.h>
 
 #ifndef LUCID_ISA
-#error "LUCID_ISA must name the instruction set (baseline, avx2)"
+#error "LUCID_ISA must name the instruction set (baseline, avx2, avx512)"
 #endif
 #define LUCID_CAT2(a, b) a##_##b
 #define LUCID_CAT(a, b) LUCID_CAT2(a, b)

@@ -2,6 +2,9 @@
  *
  * The per-ISA kernels take n as int, like vForce; _kernels.pyx chunks longer arrays.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "vforce.h"
 
 #define LUCID_ALL_KERNELS(X)                                                     \
@@ -17,7 +20,8 @@
 #define LUCID_binary(NAME, T) void NAME(T *, const T *, const T *, int);
 
 #define LUCID_DECLARE(name, kind, T)                                             \
-    LUCID_##kind(lucid_##name##_baseline, T) LUCID_##kind(lucid_##name##_avx2, T)
+    LUCID_##kind(lucid_##name##_baseline, T) LUCID_##kind(lucid_##name##_avx2, T)          \
+    LUCID_##kind(lucid_##name##_avx512, T)
 LUCID_ALL_KERNELS(LUCID_DECLARE)
 
 #define LUCID_FIELD(name, kind, T) LUCID_##kind((*name), T)
@@ -26,23 +30,37 @@ struct lucid_kernel_table { LUCID_ALL_KERNELS(LUCID_FIELD) const char *level; };
 #define LUCID_ENTRY(name, kind, T) lucid_##name##_baseline,
 static const struct lucid_kernel_table baseline = {LUCID_ALL_KERNELS(LUCID_ENTRY) "baseline"};
 
-#if defined(LUCID_HAVE_AVX2)
+#if defined(LUCID_X86_64)
 #undef LUCID_ENTRY
 #define LUCID_ENTRY(name, kind, T) lucid_##name##_avx2,
 static const struct lucid_kernel_table avx2 = {LUCID_ALL_KERNELS(LUCID_ENTRY) "avx2+fma"};
+#undef LUCID_ENTRY
+#define LUCID_ENTRY(name, kind, T) lucid_##name##_avx512,
+static const struct lucid_kernel_table avx512 = {LUCID_ALL_KERNELS(LUCID_ENTRY) "avx512"};
 #endif
 
 static const struct lucid_kernel_table *table;
 
+/* The best kernel set this CPU runs.  PYLUCID_ISA=baseline|avx2 caps it, so tests can
+ * check every set on one machine (as NumPy's NPY_DISABLE_CPU_FEATURES). */
 static const struct lucid_kernel_table *kernels(void)
 {
     /* Benign race: every thread computes the same pointer. */
     if (!table) {
-        table = &baseline;
-#if defined(LUCID_HAVE_AVX2)
+        const struct lucid_kernel_table *best = &baseline;
+#if defined(LUCID_X86_64)
+        const char *cap = getenv("PYLUCID_ISA");
+        int allow_avx2 = !cap || strcmp(cap, "baseline") != 0;
+        int allow_avx512 = allow_avx2 && (!cap || strcmp(cap, "avx2") != 0);
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) table = &avx2;
+        if (allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            best = &avx2;
+        if (allow_avx512 && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512bw"))
+            best = &avx512;
 #endif
+        table = best;
     }
     return table;
 }

@@ -31,8 +31,8 @@ void vvcbrt_grad(double *gx, const double *g, const double *y, const int *n);
 void vverfinv_gradf(float *gx, const float *g, const float *y, const int *n);
 void vverfinv_grad(double *gx, const double *g, const double *y, const int *n);
 
-/* Name of the instruction set the kernels dispatched to: "avx2+fma", "baseline",
- * or "accelerate" for the vvsqrt/vvcbrt family on macOS. */
+/* Name of the instruction set the portable kernels dispatched to:
+ * "baseline", "avx2+fma" or "avx512". */
 const char *lucid_simd_level(void);
 
 #endif

@@ -102,7 +102,7 @@ static inline double lucid_cbrt_refine(double a, double w, int exact_step)
             memcpy(&sc, &bsc, sizeof sc);                                       \
             df -= magic;                                                        \
             T rem = LUCID_CBRT_MAD(FMA, (T)-3, df, ef);                         \
-            /* Remez fit of m^(-1/3) on [1,2], relative error 2^-17.4, Estrin */ \
+            /* Remez fit (tools/fit_cbrt.py) of m^(-1/3) on [1,2], rel. error 2^-17.4 */ \
             T s = m - (T)1.5, s2 = s * s;                                       \
             T p01 = LUCID_CBRT_MAD(FMA, s, (T)-0.19414168526214863524,          \
                                    (T)0.87358539195184494883);                  \

@@ -14,6 +14,11 @@ KeepInput      float16    bfloat16   float32    float64
 float64 is never downcast; integer and bool inputs follow NumPy (computed in float64);
 outside autocast every op keeps its input's float dtype. The raw ufuncs ignore autocast.
 The state is thread-local: each thread starts with autocast off.
+
+The same table serves every backend (MLX arrays and ``device="gpu"`` Tensors too): it is
+written in dtype names and keyed by the dtype objects of every loaded backend, each mapped
+by the backend's own ``dtype(name)``. NumPy's and MLX's dtype objects are distinct keys, so
+an op still does one dict lookup and the NumPy path pays nothing for MLX.
 """
 from __future__ import annotations
 
@@ -27,10 +32,9 @@ from .schema import AmpPolicy
 
 __all__ = ["autocast", "compute_dtype", "get_autocast_dtype", "BFLOAT16"]
 
-_CASTS: dict = {}  # autocast dtype -> _casts(dtype), filled on first use
+_CASTS: dict = {}  # autocast dtype -> _casts(dtype): built on first use, extended in place
+_BACKENDS: list = []  # every loaded backend (pylucid.backend.get_backend adds each)
 _F16 = np.dtype(np.float16)
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
 BFLOAT16 = None  # np.dtype(ml_dtypes.bfloat16) once known; see _load_bfloat16
 
 
@@ -48,7 +52,7 @@ def _load_bfloat16(import_it: bool):
                 mod = None
         if mod is not None:
             BFLOAT16 = np.dtype(mod.bfloat16)
-            _CASTS.clear()  # rebuilt with bfloat16 in them
+            _refresh()  # NumPy's bfloat16 joins the tables
     return BFLOAT16
 
 
@@ -77,14 +81,48 @@ def _amp_dtype(dtype) -> np.dtype:
     raise ValueError(f"autocast dtype must be 'float16' or 'bfloat16', got {dtype!r}")
 
 
+# policy -> {input dtype: compute dtype}, by name; None stands for the autocast dtype
+_RULES = {
+    AmpPolicy.Promote: {"float32": None},
+    AmpPolicy.ForceFP32: {"float16": "float32", "bfloat16": "float32"},
+    AmpPolicy.KeepInput: {},
+}
+
+
+def _native(be, name):
+    """``be``'s dtype called ``name``. NumPy's bfloat16 is None until ml_dtypes is loaded: no
+    bfloat16 ndarray exists before, and importing it (~0.5 s) is not float16 autocast's job."""
+    if name == "bfloat16" and be.name == "cpu":
+        return BFLOAT16
+    return be.dtype(name)
+
+
+def _fill(casts: dict, amp: np.dtype) -> dict:
+    """Key ``casts`` (one autocast dtype's table) by every loaded backend's dtypes, in place."""
+    for be in _BACKENDS:
+        for policy, rule in _RULES.items():
+            for src, dst in rule.items():
+                key = _native(be, src)
+                if key is not None:
+                    casts[policy][key] = _native(be, dst or amp.name)
+    return casts
+
+
 def _casts(amp: np.dtype) -> dict:
     """policy -> {input dtype: compute dtype} for one autocast dtype (built once per dtype)."""
-    low = [_F16] + ([BFLOAT16] if BFLOAT16 is not None else [])
-    return {
-        AmpPolicy.Promote: {_F32: amp},
-        AmpPolicy.ForceFP32: {d: _F32 for d in low},
-        AmpPolicy.KeepInput: {},
-    }
+    return _fill({policy: {} for policy in _RULES}, amp)
+
+
+def _refresh():
+    # In place: a thread inside autocast holds its table and must see what loaded since.
+    for amp, casts in list(_CASTS.items()):  # a copy: another thread may add a table
+        _fill(casts, amp)
+
+
+def _add_backend(be):
+    """Key the autocast tables by ``be``'s dtypes too (called once per backend, on load)."""
+    _BACKENDS.append(be)
+    _refresh()
 
 
 class _State(threading.local):
@@ -100,12 +138,16 @@ def get_autocast_dtype():
     return _state.dtype
 
 
-def compute_dtype(policy: AmpPolicy, dtype, amp=None) -> np.dtype:
+def compute_dtype(policy: AmpPolicy, dtype, amp=None):
     """The dtype an op with ``policy`` computes a ``dtype`` input in under autocast ``amp``.
 
-    ``amp=None`` means the current thread's autocast state.
+    ``dtype`` is a loaded backend's dtype object (``mlx.core.float32``) or anything
+    ``numpy.dtype`` takes; ``amp=None`` means the current thread's autocast state.
     """
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:  # another backend's dtype object: the tables hold it as it is
+        pass
     _load_bfloat16(False)
     if amp is None:
         casts = _state.casts

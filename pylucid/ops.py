@@ -2,11 +2,12 @@
 
 * NumPy array-likes in, what the ufunc returns out (an ndarray, or a NumPy scalar for a
   0-d input or Python scalar, as ``np.sqrt``); ``out=`` behaves as the ufunc's.
-* A :class:`~pylucid.Tensor` in, a Tensor out, with the op's node recorded when grad mode
-  is on and the input requires grad.
-* Inside :func:`~pylucid.autocast` the op's AmpPolicy picks the compute dtype (arrays and
-  Tensors; the raw ufuncs in ``pylucid.ufuncs`` ignore autocast). bfloat16 computes in
-  float32 and rounds once.
+* An ``mlx.core.array`` in, one out, through the MLX backend (``pylucid.backend.mlx``).
+* A :class:`~pylucid.Tensor` in, a Tensor out on the same device, with the op's node recorded
+  when grad mode is on and the input requires grad.
+* Inside :func:`~pylucid.autocast` the op's AmpPolicy picks the compute dtype (NumPy and MLX
+  arrays and Tensors; the raw ufuncs in ``pylucid.ufuncs`` ignore autocast). bfloat16
+  computes in float32 and rounds once.
 * complex, object, string, bytes, datetime and timedelta inputs raise ``TypeError`` naming
   the op and the dtype, before anything is written to ``out``.
 

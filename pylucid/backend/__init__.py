@@ -3,16 +3,22 @@
 A backend is an object with the forward kernels ``sqrt``, ``cube_root``, ``erfinv``
 (``(a, shape, dtype) -> array``), the fused backward kernels ``sqrt_backward``,
 ``cube_root_backward``, ``erfinv_backward`` (``(g, y) -> array``), and the few array
-helpers the graph layer needs (``exp``, ``log``, ``broadcast_to``, ``ones``, ``copy``,
-``asarray``, and the dtype rules ``check_dtype(op, dtype)`` / ``is_floating(dtype)``).
+helpers the graph layer needs: ``exp``, ``log``, ``broadcast_to``, ``ones``, ``copy``,
+``asarray(data, dtype=None)`` (from NumPy data or its own arrays) and ``numpy(a)`` (a NumPy
+array; the two move data between devices), and the dtype rules ``dtype(spec)`` (the one
+place a dtype name, or another backend's dtype, becomes this backend's dtype object),
+``check_dtype(op, dtype)`` and ``is_floating(dtype)``. Both backends have exactly these.
 
-Adding a backend is one entry in ``_DEVICES``. The backend of an array is chosen by an
-exact type check (``type(a)``) against each loaded backend's ``array_types``, never by
-``isinstance``: subclasses of ndarray go through NumPy's own dispatch instead.
+Adding a backend is one entry in ``_DEVICES``; each loaded backend's dtypes join the autocast
+tables (``pylucid.amp``). The backend of an array is chosen by an exact type check
+(``type(a)``) against each loaded backend's ``array_types``, never by ``isinstance``:
+subclasses of ndarray go through NumPy's own dispatch instead.
 """
 from __future__ import annotations
 
 import importlib
+
+from .. import amp as _amp
 
 __all__ = ["get_backend", "backend_for", "DEVICES"]
 
@@ -61,6 +67,7 @@ def get_backend(device: str):
     _LOADED[device] = be
     for t in be.array_types:
         _BY_TYPE[t] = be
+    _amp._add_backend(be)
     return be
 
 

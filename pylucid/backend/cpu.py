@@ -10,7 +10,7 @@ import numpy as np
 from .. import ufuncs
 from .. import amp as _amp  # _amp.BFLOAT16: bound once ml_dtypes is in use
 
-__all__ = ["BACKEND", "CpuBackend", "check_dtype", "is_floating"]
+__all__ = ["BACKEND", "CpuBackend", "check_dtype", "is_floating", "dtype"]
 
 
 def is_floating(dtype) -> bool:
@@ -27,6 +27,15 @@ def check_dtype(op: str, dtype) -> None:
     raise TypeError(
         f"{op}: unsupported dtype {dtype}; expected a real floating, integer or bool array"
     )
+
+
+def dtype(spec) -> np.dtype:
+    """The NumPy dtype for ``spec`` (a name, type or dtype); "bfloat16" is ml_dtypes' (imported
+    on demand: ``ImportError`` naming it when it is not installed)."""
+    if isinstance(spec, str) and spec == "bfloat16":
+        return _amp.bfloat16()
+    return np.dtype(spec)
+
 
 def _forward(uf):
     def forward(a, shape, dtype):
@@ -69,7 +78,9 @@ class CpuBackend:
     ones = staticmethod(np.ones)  # (shape, dtype)
     check_dtype = staticmethod(check_dtype)
     is_floating = staticmethod(is_floating)
-    copy = staticmethod(np.array)  # a fresh, writable ndarray (numpy scalars become 0-d)
+    dtype = staticmethod(dtype)
+    copy = staticmethod(np.array)  # (a, dtype=None): a fresh, writable ndarray (0-d for scalars)
+    numpy = staticmethod(np.asarray)  # the data itself: it is NumPy's already
 
     @staticmethod
     def asarray(data, dtype=None):

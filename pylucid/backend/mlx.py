@@ -1,6 +1,6 @@
 """The MLX backend: sqrt, cube_root, erfinv and their fused backward kernels on ``mlx.core`` arrays.
 
-``pylucid.backend.get_backend("gpu")`` returns this module. MLX is imported on first use, so
+``pylucid.backend.get_backend("gpu")`` returns its ``BACKEND``. MLX is imported on first use, so
 ``import pylucid`` works without it; using the backend without MLX raises ``RuntimeError``
 naming the extra to install.
 
@@ -40,7 +40,7 @@ The CUDA kernels take at most 2**31 - 1 elements per call (MLX passes sizes as i
 """
 import functools
 
-from pylucid.backend import mlx_kernels
+from . import mlx_kernels
 
 name = "gpu"
 
@@ -132,15 +132,16 @@ def to_mlx_dtype(dtype):
 
 def asarray(a, dtype=None):
     """``a`` as an mx.array. NumPy arrays are copied in with their dtype (float64 stays float64:
-    never downcast); Python scalars and lists become float32, MLX's default float."""
+    never downcast); Python scalars and lists become float32, MLX's default float, unless
+    ``dtype`` asks for float64."""
     mx = _mx()
     dtype = to_mlx_dtype(dtype)
     if not isinstance(a, mx.array):
         import numpy as np
         if not isinstance(a, (np.ndarray, np.generic)):
             a = np.asarray(a)
-            if a.dtype == np.float64:                 # Python floats: MLX's default float32
-                a = a.astype(np.float32)
+            if a.dtype == np.float64 and (dtype is None or dtype != mx.float64):
+                a = a.astype(np.float32)              # Python floats: MLX's default float32
         n = a
         if n.dtype.name == "bfloat16":              # ml_dtypes: MLX cannot read it directly
             a = mx.array(n.astype(np.float32)).astype(mx.bfloat16)
@@ -235,7 +236,7 @@ def _compiled(op):
 def _via_cpu_kernels(op, arrays):
     """pylucid.ufuncs.<op> on zero-copy NumPy views of (evaluated, MLX-CPU-resident) arrays."""
     import numpy as np
-    from pylucid import ufuncs
+    from .. import ufuncs
     mx = _mx()
     dt = arrays[0].dtype
     if dt == mx.bfloat16:
@@ -381,9 +382,24 @@ def synchronize():
 
 # ------------------------------------------------------------------ the backend object
 
-def _copy(a):
+def _copy(a, dtype=None):
+    """A new mx.array holding ``a`` (as ``dtype``): never ``a`` itself."""
     mx = _mx()
-    return mx.array(a) if isinstance(a, mx.array) else asarray(a)
+    if not isinstance(a, mx.array):
+        return asarray(a, dtype)
+    dtype = to_mlx_dtype(dtype)
+    return mx.array(a) if dtype is None or dtype == a.dtype else a.astype(dtype)
+
+
+def to_numpy(a):
+    """A NumPy copy of ``a``. NumPy has no bfloat16 of its own: it crosses through float32
+    (exact) to ml_dtypes' bfloat16, whose absence raises ``ImportError`` naming it."""
+    import numpy as np
+    mx = _mx()
+    if a.dtype == mx.bfloat16:
+        from ..amp import bfloat16
+        return np.array(a.astype(mx.float32)).astype(bfloat16())
+    return np.array(a)
 
 
 class MlxBackend:
@@ -437,8 +453,8 @@ class MlxBackend:
 
     copy = staticmethod(_copy)
     asarray = staticmethod(asarray)
+    numpy = staticmethod(to_numpy)
     dtype = staticmethod(to_mlx_dtype)
-    platform = staticmethod(platform)
 
     def __repr__(self):
         return "<pylucid gpu backend (MLX)>"

@@ -23,7 +23,7 @@ __all__ = [
     "Node", "SqrtBackward", "CubeRootBackward", "ErfinvBackward",
     "AddBackward", "SubBackward", "MulBackward", "DivBackward", "PowBackward",
     "NegBackward", "ExpBackward", "LogBackward", "SumBackward", "ReshapeBackward",
-    "BroadcastToBackward", "CastBackward",
+    "BroadcastToBackward", "CastBackward", "ToBackward",
 ]
 
 FREED = (
@@ -395,3 +395,18 @@ class CastBackward(Node):
 
     def apply(self, g, create):
         return (g.astype(self.dtype),)
+
+
+class ToBackward(Node):
+    """a.to(device);  da = g moved back to a's device (``src``) from ``dst``."""
+
+    __slots__ = ("src", "dst")
+
+    def __init__(self, edge, src, dst):
+        self.next = (edge,)
+        self.src, self.dst = src, dst
+
+    def apply(self, g, create):
+        if create:
+            return (g.to(self.src.name),)
+        return (self.src.asarray(self.dst.numpy(g)),)

@@ -1,10 +1,18 @@
 """Tensor: an array, its gradient, and the node that made it.
 
-A Tensor wraps one backend array (``numpy.ndarray`` on ``"cpu"``) without copying it
-(``pylucid.tensor`` copies, like ``torch.tensor``). NumPy semantics throughout: dtypes,
-promotion (Python scalars keep the tensor's dtype) and broadcasting; gradients are reduced
-back to each input's shape. Each op below records its node (``pylucid.graph.nodes``) when grad
-mode is on and an input requires grad.
+A Tensor wraps one backend array (``numpy.ndarray`` on ``"cpu"``, ``mlx.core.array`` on
+``"gpu"``) without copying it (``pylucid.tensor`` copies, like ``torch.tensor``). The array
+library's semantics throughout: dtypes, promotion (Python scalars keep the tensor's dtype) and
+broadcasting; gradients are reduced back to each input's shape. Each op below records its node
+(``pylucid.graph.nodes``) when grad mode is on and an input requires grad. Dtype arguments go
+through the tensor's backend (``be.dtype``): a name such as ``"bfloat16"`` works on either
+device. ``.to(device)`` moves a tensor, differentiably.
+
+Operators take a Tensor and a Tensor on the same device, or a constant. With an MLX array
+put the Tensor on the left (``t * a``): ``a * t`` raises ``ValueError``, because
+``mlx.core.array``'s operators raise on unknown types instead of returning NotImplemented
+and MLX has no ``__array_ufunc__``/``__array_priority__`` hook to defer to the Tensor (its
+``__mlx_array__`` protocol would convert it, silently dropping it from the graph).
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ __all__ = ["Tensor", "tensor"]
 _ndarray = np.ndarray
 _generic = np.generic
 _new = object.__new__
+_CPU = get_backend("cpu")
 
 
 def _make(data, grad_fn, be):
@@ -35,30 +44,30 @@ def _make(data, grad_fn, be):
     return t
 
 
-def _resolve_dtype(dtype):
-    if dtype is None:
-        return None
-    if isinstance(dtype, str) and dtype == "bfloat16":
-        from ..amp import bfloat16
-
-        return bfloat16()
-    return np.dtype(dtype)
-
-
 def _binary(cls, a, b):
     """Forward ``cls.forward(a, b)`` for a Tensor and a Tensor or constant, recording ``cls``."""
     if type(a) is Tensor:
         be = a._be
         ad = a.data
         ea = (a.grad_fn or a) if a.requires_grad else None
-    else:
-        ad, ea = a, None
-    if type(b) is Tensor:
+        if type(b) is Tensor:
+            if b._be is not be:
+                raise RuntimeError(
+                    f"expected both tensors on one device, got {be.name!r} and "
+                    f"{b._be.name!r}: move one with .to()"
+                )
+            bd = b.data
+            eb = (b.grad_fn or b) if b.requires_grad else None
+        else:
+            bd, eb = b, None
+    else:  # a reflected operator: b is the Tensor
         be = b._be
         bd = b.data
         eb = (b.grad_fn or b) if b.requires_grad else None
-    else:
-        bd, eb = b, None
+        ad, ea = a, None
+        if type(a) is _ndarray and be is not _CPU:
+            # ndarray * mx.array would be NumPy's (an ndarray); convert as MLX does t * ndarray
+            ad = be.asarray(a, bd.dtype)
     out = cls.forward(ad, bd)
     if (ea is not None or eb is not None) and _grad.enabled:
         return _make(out, cls(ea, eb, ad, bd, out, be), be)
@@ -80,7 +89,7 @@ class Tensor:
         be = get_backend(device)
         if type(data) is Tensor:
             data = data.data
-        data = be.asarray(data, _resolve_dtype(dtype))
+        data = be.asarray(data, None if dtype is None else be.dtype(dtype))
         be.check_dtype("pylucid.Tensor", data.dtype)
         if requires_grad and not be.is_floating(data.dtype):
             raise RuntimeError(
@@ -118,8 +127,8 @@ class Tensor:
         return self.grad_fn is None
 
     def numpy(self):
-        """The data as a NumPy array (shared, not copied)."""
-        return np.asarray(self.data)
+        """The data as a NumPy array: shared on ``"cpu"``, a copy from another device."""
+        return self._be.numpy(self.data)
 
     def item(self):
         return self.data.item()
@@ -238,10 +247,24 @@ class Tensor:
 
     def astype(self, dtype):
         """A differentiable cast (gradients are cast back to this tensor's dtype)."""
-        dtype = _resolve_dtype(dtype)
+        dtype = self._be.dtype(dtype)
         if dtype == self.data.dtype:
             return self
         return self._unary(self.data.astype(dtype), _n.CastBackward, self.data.dtype)
+
+    def to(self, device):
+        """A copy on ``device`` (``"cpu"`` or ``"gpu"``), or self when it is there already.
+
+        Differentiable: the gradient goes back to this tensor's device. The dtype is kept;
+        bfloat16 is ml_dtypes' on the NumPy side (it crosses through float32, exactly).
+        """
+        be = get_backend(device)
+        if be is self._be:
+            return self
+        out = be.asarray(self._be.numpy(self.data))
+        if self.requires_grad and _grad.enabled:
+            return _make(out, _n.ToBackward(self.grad_fn or self, self._be, be), be)
+        return _make(out, None, be)
 
     # ------------------------------------------------------------ Python protocol
     def __len__(self):
@@ -256,13 +279,13 @@ class Tensor:
         return float(self.data)
 
     def __array__(self, dtype=None, copy=None):
-        a = np.asarray(self.data)
+        a = self.numpy()
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
 
     def __repr__(self):
-        body = np.array2string(np.asarray(self.data), separator=", ", prefix="tensor(")
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         extra = []
         if self.data.dtype != np.float64:
             extra.append(f"dtype={self.data.dtype}")
@@ -279,8 +302,9 @@ def tensor(data, *, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """A new leaf Tensor holding a copy of ``data`` (like ``torch.tensor``)."""
     if type(data) is Tensor:
         data = data.data
-    return Tensor(np.array(data, dtype=_resolve_dtype(dtype)) if device == "cpu" else data,
-                  dtype=dtype, device=device, requires_grad=requires_grad)
+    be = get_backend(device)
+    return Tensor(be.copy(data, None if dtype is None else be.dtype(dtype)), device=device,
+                  requires_grad=requires_grad)
 
 
 from .. import ops as _ops  # noqa: E402  (ops imports Tensor: bound after it exists)

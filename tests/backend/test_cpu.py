@@ -49,8 +49,8 @@ def test_fused_backward_kernels(name, dtype):
 
 
 def test_bfloat16_computes_in_float32_and_rounds_once():
-    ml_dtypes = pytest.importorskip("ml_dtypes")
-    bf = np.dtype(ml_dtypes.bfloat16)
+    pytest.importorskip("ml_dtypes")
+    bf = BE.dtype("bfloat16")  # binds pylucid's bfloat16, as check_dtype does before any kernel
     x = np.linspace(0.1, 3, 40).astype(bf)
     y = BE.sqrt(x, x.shape, bf)
     assert y.dtype == bf

@@ -2,12 +2,11 @@
 
 Every test runs on MLX's GPU when there is one (CUDA custom kernels on Linux, Metal on macOS)
 and on MLX's CPU device otherwise (CI installs mlx[cpu]), like MLX's own suite: the device
-comes from PYLUCID_MLX_DEVICE=cpu|gpu when set, else from what MLX reports. The reference is
+comes from the ``mlx_device`` fixture (conftest.py; PYLUCID_MLX_DEVICE=cpu|gpu). The reference is
 always pylucid.ufuncs on the same float32 data: sqrt exact, cube_root and erfinv within 2 ulp,
 float16/bfloat16 within 1 ulp of the float32 result rounded once, float32 backward kernels
 bit-identical (erfinv's within 1 ulp).
 """
-import os
 import subprocess
 import sys
 
@@ -19,27 +18,11 @@ mx = pytest.importorskip("mlx.core")
 from pylucid import ufuncs  # noqa: E402
 from pylucid.backend import mlx as B  # noqa: E402
 
-pytestmark = [pytest.mark.gpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+pytestmark = [pytest.mark.gpu, pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.usefixtures("mlx_device")]  # conftest.py: the device to run on
 
 OPS = ("sqrt", "cube_root", "erfinv")
 HALF = ("float16", "bfloat16")
-
-
-def _device():
-    want = os.environ.get("PYLUCID_MLX_DEVICE")
-    if want:
-        return mx.gpu if want == "gpu" else mx.cpu
-    return mx.gpu if mx.is_available(mx.gpu) else mx.cpu
-
-
-@pytest.fixture(autouse=True)
-def device():
-    """MLX's default device for the test: the GPU when present, else the CPU."""
-    old = mx.default_device()
-    dev = _device()
-    mx.set_default_device(dev)
-    yield dev
-    mx.set_default_device(old)
 
 
 def on_gpu():

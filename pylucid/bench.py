@@ -23,7 +23,7 @@ output buffers are allocated once, outside the timed call):
   PyTorch's nodes save or recompute); pylucid the fused ``<op>_backward(g, y)`` / ``out=gx``.
 * fwd+grad rows, ns per element of a whole graph step: PyTorch ``y = f(x); autograd.grad(y, x,
   g)`` on a leaf with ``requires_grad``; pylucid the same with ``pylucid.Tensor`` and
-  ``pylucid.grad`` (skipped while the graph layer is not there).
+  ``pylucid.grad``.
 
 At 10^3 elements a figure in ns per element is also the time of one call in µs.
 Threads: "1" sets ``pylucid._kernels.set_num_threads(1)`` and ``torch.set_num_threads(1)``;
@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pylucid import _kernels, ufuncs
+from . import _kernels, ufuncs
+from .graph import Tensor, grad
 
 # ----------------------------------------------------------------------------------------------
 # The one list of ops, shared by this benchmark, asv_benches/ and tests/test_bench.py.
@@ -246,12 +247,9 @@ def peer_pylucid(kind, op, dt, a):
         return lambda: spec.forward(a["x"])
     if kind == "bwd":
         return lambda: spec.backward(a["g"], a["y"])
-    import pylucid
-    if not (hasattr(pylucid, "Tensor") and hasattr(pylucid, "grad")):
-        return None
-    x = pylucid.Tensor(a["x"], requires_grad=True)
+    x = Tensor(a["x"], requires_grad=True)
     g = a["g"]
-    return lambda: pylucid.grad(getattr(x, op)(), x, g)
+    return lambda: grad(getattr(x, op)(), x, g)
 
 
 def peer_pylucid_out(kind, op, dt, a):

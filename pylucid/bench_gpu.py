@@ -43,7 +43,7 @@ def _median_time(run_many, sync, reps, trials):  # used for the copy ceiling
 
 def _mlx_cases(n):
     import mlx.core as mx
-    from pylucid.backend import mlx as B
+    from .backend import mlx as B
 
     def native_cbrt(x):
         return mx.sign(x) * mx.power(mx.abs(x), 1.0 / 3.0)
@@ -219,7 +219,7 @@ def tune(n, trials, log=print):
     more exact kernel source (erfinv in double), it is kept unless the cheaper one is more
     than 3% faster."""
     import mlx.core as mx
-    from pylucid.backend import mlx as B
+    from .backend import mlx as B
     data = {}
     for op in OPS:
         lo, hi = DOMAIN[op]
@@ -276,7 +276,7 @@ def check_correctness(n=1 << 20):
     import mlx.core as mx
     import numpy as np
     import torch
-    from pylucid.backend import mlx as B
+    from .backend import mlx as B
     out = []
     for op in OPS:
         lo, hi = DOMAIN[op]
@@ -306,7 +306,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     import mlx.core as mx
-    from pylucid.backend import mlx as B
+    from .backend import mlx as B
     if B.platform() != "cuda":
         print(f"bench-gpu needs MLX's CUDA backend; MLX {mx.__version__} runs on "
               f"{mx.default_device()} here", file=sys.stderr)

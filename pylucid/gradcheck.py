@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend.cpu import is_floating
 from .graph.engine import grad
 from .graph.tensor import Tensor
 
@@ -22,17 +23,27 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _float64(x, requires_grad=True):
+def _float64(x, requires_grad=True, who="gradcheck"):
+    data = x.numpy() if type(x) is Tensor else np.asarray(x)
+    if not (data.dtype.kind in "biu" or is_floating(data.dtype)):
+        raise TypeError(f"{who}: inputs must be real floating-point Tensors or array-likes, "
+                        f"got {type(x).__name__} of dtype {data.dtype}")
     if type(x) is Tensor:
-        return Tensor(np.array(x.data, dtype=np.float64), requires_grad=x.requires_grad)
-    return Tensor(np.array(x, dtype=np.float64), requires_grad=requires_grad)
+        requires_grad = x.requires_grad
+    return Tensor(np.array(data, dtype=np.float64), requires_grad=requires_grad)
 
 
-def _check_tolerances(eps, atol, rtol):
+def _check_args(fn, eps, atol, rtol, who):
+    if not callable(fn):
+        raise TypeError(f"{who}: fn must be callable, got {type(fn).__name__}")
+    for name, v in (("eps", eps), ("atol", atol), ("rtol", rtol)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{who}: {name} must be a real number, got {v!r}")
     if not eps > 0:
-        raise ValueError(f"eps must be positive, got {eps!r}")
+        raise ValueError(f"{who}: eps must be positive, got {eps!r}")
     if not (atol >= 0 and rtol >= 0):
-        raise ValueError(f"atol and rtol must be non-negative, got atol={atol!r}, rtol={rtol!r}")
+        raise ValueError(f"{who}: atol and rtol must be non-negative, got atol={atol!r}, "
+                         f"rtol={rtol!r}")
 
 
 def _outputs(fn, xs):
@@ -101,7 +112,7 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3) -> bool:
     require grad are differentiated. ``fn`` returns a Tensor or a sequence of Tensors.
     Returns True, or raises :class:`GradcheckError` naming the worst element.
     """
-    _check_tolerances(eps, atol, rtol)
+    _check_args(fn, eps, atol, rtol, "gradcheck")
     xs = [_float64(x) for x in _as_tuple(inputs)]
     diff = [i for i, x in enumerate(xs) if x.requires_grad]
     if not diff:
@@ -121,15 +132,15 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     The VJP ``grad(fn(*x), x, v, create_graph=True)`` is differentiated with respect to
     both the inputs and ``v`` (``grad_outputs``; random, seeded, when None).
     """
-    _check_tolerances(eps, atol, rtol)
-    xs = [_float64(x) for x in _as_tuple(inputs)]
+    _check_args(fn, eps, atol, rtol, "gradgradcheck")
+    xs = [_float64(x, who="gradgradcheck") for x in _as_tuple(inputs)]
     diff = [i for i, x in enumerate(xs) if x.requires_grad]
     outs = [o for o in _outputs(fn, xs) if type(o) is Tensor]
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         vs = [Tensor(rng.standard_normal(o.shape), requires_grad=True) for o in outs]
     else:
-        vs = [_float64(v) for v in _as_tuple(grad_outputs)]
+        vs = [_float64(v, who="gradgradcheck") for v in _as_tuple(grad_outputs)]
     n = len(xs)
 
     def vjp(*args):

@@ -43,7 +43,7 @@ _BY_TYPE: dict = {}  # exact array type -> backend object
 
 def get_backend(device: str):
     """The backend object for ``device`` (``"cpu"`` or ``"gpu"``), loaded once."""
-    be = _LOADED.get(device)
+    be = _LOADED.get(device) if isinstance(device, str) else None
     if be is not None:
         return be
     try:

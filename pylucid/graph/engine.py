@@ -100,8 +100,10 @@ def _toposort(root):
     return order
 
 
-def _seed(out, g, create, index):
+def _seed(out, g, create, index, who):
     """The gradient that starts the pass at ``out``, and ``out``'s graph edge."""
+    if type(out) is not _t.Tensor:
+        raise TypeError(f"{who}: outputs must be Tensors, got {type(out).__name__}")
     if not out.requires_grad:
         raise RuntimeError(
             f"element {index} of the outputs does not require grad and has no grad_fn"
@@ -118,6 +120,7 @@ def _seed(out, g, create, index):
     else:
         gt = g if type(g) is _t.Tensor else None
         gd = g.data if gt is not None else be.asarray(g)
+        be.check_dtype(f"{who}: gradient", gd.dtype)
         if gd.shape != data.shape:
             raise RuntimeError(
                 f"mismatch in shape: gradient has shape {gd.shape}, output has {data.shape}"
@@ -208,7 +211,7 @@ def backward(tensors, grad_tensors=None, retain_graph=False, create_graph=False)
         raise ValueError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
     roots, seeds = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        e, g = _seed(t, g, create_graph, i)
+        e, g = _seed(t, g, create_graph, i, "backward")
         roots.append(e)
         seeds.append(g)
     _run(roots, seeds, retain_graph or create_graph, create_graph)
@@ -235,13 +238,13 @@ def grad(outputs, inputs, grad_outputs=None, *, retain_graph=None, create_graph=
     capture = {}
     for x in inputs:
         if type(x) is not Tensor:
-            raise TypeError(f"inputs must be Tensors, got {type(x).__name__}")
+            raise TypeError(f"grad: inputs must be Tensors, got {type(x).__name__}")
         if not x.requires_grad:
             raise RuntimeError("one of the differentiated Tensors does not require grad")
         capture[x.grad_fn or x] = None
     roots, seeds = [], []
     for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
-        e, g = _seed(t, g, create_graph, i)
+        e, g = _seed(t, g, create_graph, i, "grad")
         roots.append(e)
         seeds.append(g)
     retain = create_graph if retain_graph is None else retain_graph

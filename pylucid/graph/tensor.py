@@ -74,6 +74,22 @@ def _binary(cls, a, b):
     return _make(out, None, be)
 
 
+def _backend(device, where):
+    """``get_backend(device)``, its unknown-device error prefixed with the caller's name."""
+    try:
+        return get_backend(device)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def _dtype(be, spec, where):
+    """``be.dtype(spec)``, an unknown dtype name raising ``TypeError`` that names the caller."""
+    try:
+        return be.dtype(spec)
+    except TypeError as e:
+        raise TypeError(f"{where}: unknown or unsupported dtype {spec!r} ({e})") from None
+
+
 class Tensor:
     """``Tensor(data, *, dtype=None, device="cpu", requires_grad=False)``.
 
@@ -86,10 +102,10 @@ class Tensor:
     next = ()  # the engine walks ``next`` on nodes and leaves alike: a leaf is a sink
 
     def __init__(self, data, *, dtype=None, device="cpu", requires_grad=False):
-        be = get_backend(device)
+        be = _backend(device, "pylucid.Tensor")
         if type(data) is Tensor:
             data = data.data
-        data = be.asarray(data, None if dtype is None else be.dtype(dtype))
+        data = be.asarray(data, None if dtype is None else _dtype(be, dtype, "pylucid.Tensor"))
         be.check_dtype("pylucid.Tensor", data.dtype)
         if requires_grad and not be.is_floating(data.dtype):
             raise RuntimeError(
@@ -247,7 +263,7 @@ class Tensor:
 
     def astype(self, dtype):
         """A differentiable cast (gradients are cast back to this tensor's dtype)."""
-        dtype = self._be.dtype(dtype)
+        dtype = _dtype(self._be, dtype, "Tensor.astype")
         if dtype == self.data.dtype:
             return self
         return self._unary(self.data.astype(dtype), _n.CastBackward, self.data.dtype)
@@ -258,7 +274,7 @@ class Tensor:
         Differentiable: the gradient goes back to this tensor's device. The dtype is kept;
         bfloat16 is ml_dtypes' on the NumPy side (it crosses through float32, exactly).
         """
-        be = get_backend(device)
+        be = _backend(device, "Tensor.to")
         if be is self._be:
             return self
         out = be.asarray(self._be.numpy(self.data))
@@ -302,9 +318,9 @@ def tensor(data, *, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """A new leaf Tensor holding a copy of ``data`` (like ``torch.tensor``)."""
     if type(data) is Tensor:
         data = data.data
-    be = get_backend(device)
-    return Tensor(be.copy(data, None if dtype is None else be.dtype(dtype)), device=device,
-                  requires_grad=requires_grad)
+    be = _backend(device, "pylucid.tensor")
+    return Tensor(be.copy(data, None if dtype is None else _dtype(be, dtype, "pylucid.tensor")),
+                  device=device, requires_grad=requires_grad)
 
 
 from .. import ops as _ops  # noqa: E402  (ops imports Tensor: bound after it exists)

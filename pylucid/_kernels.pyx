@@ -10,12 +10,12 @@ path runs the same arithmetic.  float16 loops compute in float32 through NumPy's
 cimport numpy as cnp
 from numpy cimport npy_intp, PyUFuncGenericFunction
 from cython.parallel cimport prange
-from libc.limits cimport INT_MAX
+from cython cimport floating
 
 from ._accelerate cimport (
     vvsqrtf, vvsqrt, vvcbrtf, vvcbrt, vverfinvf, vverfinv,
     vvsqrt_gradf, vvsqrt_grad, vvcbrt_gradf, vvcbrt_grad, vverfinv_gradf, vverfinv_grad,
-    lucid_simd_level,
+    lucid_simd_level, vv_chunked, unary_f32, binary_f32,
 )
 
 cnp.import_array()
@@ -42,14 +42,6 @@ cdef extern from *:
     """
     int LUCID_MAX_THREADS() nogil
 
-ctypedef fused real:
-    float
-    double
-
-ctypedef void (*unary_f32)(float *, const float *, const int *) noexcept nogil
-ctypedef void (*unary_f64)(double *, const double *, const int *) noexcept nogil
-ctypedef void (*binary_f32)(float *, const float *, const float *, const int *) noexcept nogil
-ctypedef void (*binary_f64)(double *, const double *, const double *, const int *) noexcept nogil
 
 cdef enum:
     # Below this many elements per thread, starting threads costs more than it saves.
@@ -101,35 +93,13 @@ def simd_level():
     return lucid_simd_level().decode()
 
 
-cdef inline void call(void *kernel, real *out, const real *a, const real *b, npy_intp n) noexcept nogil:
-    """Run one kernel over n contiguous elements, in int-sized pieces (vForce takes int)."""
-    cdef int m
-    while n > 0:
-        m = <int>(n if n < INT_MAX else INT_MAX)
-        if real is float:
-            if b == NULL:
-                (<unary_f32>kernel)(out, a, &m)
-            else:
-                (<binary_f32>kernel)(out, a, b, &m)
-        else:
-            if b == NULL:
-                (<unary_f64>kernel)(out, a, &m)
-            else:
-                (<binary_f64>kernel)(out, a, b, &m)
-        out += m
-        a += m
-        if b != NULL:
-            b += m
-        n -= m
-
-
-cdef void contiguous(void *kernel, real *out, const real *a, const real *b, npy_intp n) noexcept nogil:
+cdef void contiguous(void *kernel, floating *out, const floating *a, const floating *b, npy_intp n) noexcept nogil:
     """Split a large contiguous call over threads; results do not depend on the split."""
     cdef int threads = num_threads
     if n // MIN_PER_THREAD < threads:
         threads = <int>(n // MIN_PER_THREAD)
     if threads <= 1:
-        call(kernel, out, a, b, n)
+        vv_chunked(kernel, out, a, b, n)
         return
     # Chunks are multiples of 64 elements so no two threads share a cache line.
     cdef npy_intp chunk = ((n + threads - 1) // threads + 63) & ~(<npy_intp>63)
@@ -142,7 +112,7 @@ cdef void contiguous(void *kernel, real *out, const real *a, const real *b, npy_
             # FP flags are per thread: collect the workers' so NumPy's error state sees them.
             before = fetestexcept(FE_ALL_EXCEPT)
             feclearexcept(FE_ALL_EXCEPT)
-            call(kernel, out + start, a + start, b + start if b != NULL else b, stop - start)
+            vv_chunked(kernel, out + start, a + start, b + start if b != NULL else b, stop - start)
             raised |= fetestexcept(FE_ALL_EXCEPT)
             feclearexcept(FE_ALL_EXCEPT)
             feraiseexcept(before)
@@ -150,43 +120,43 @@ cdef void contiguous(void *kernel, real *out, const real *a, const real *b, npy_
         feraiseexcept(raised)
 
 
-cdef inline void unary_loop(real *buf, char **args, npy_intp *dims, npy_intp *steps,
+cdef inline void unary_loop(floating *buf, char **args, npy_intp *dims, npy_intp *steps,
                             void *kernel) noexcept nogil:
     cdef npy_intp n = dims[0], sa = steps[0], so = steps[1], i, j, m
     cdef char *a = args[0]
     cdef char *out = args[1]
-    if sa == sizeof(real) and so == sizeof(real):
-        contiguous[real](kernel, <real *>out, <const real *>a, NULL, n)
+    if sa == sizeof(floating) and so == sizeof(floating):
+        contiguous[floating](kernel, <floating *>out, <const floating *>a, NULL, n)
         return
     i = 0
     while i < n:
         m = min(<npy_intp>BLOCK, n - i)
         for j in range(m):
-            buf[j] = (<real *>(a + (i + j) * sa))[0]
-        call[real](kernel, buf, buf, NULL, m)
+            buf[j] = (<floating *>(a + (i + j) * sa))[0]
+        vv_chunked[floating](kernel, buf, buf, NULL, m)
         for j in range(m):
-            (<real *>(out + (i + j) * so))[0] = buf[j]
+            (<floating *>(out + (i + j) * so))[0] = buf[j]
         i += m
 
 
-cdef inline void binary_loop(real *abuf, real *bbuf, char **args, npy_intp *dims,
+cdef inline void binary_loop(floating *abuf, floating *bbuf, char **args, npy_intp *dims,
                              npy_intp *steps, void *kernel) noexcept nogil:
     cdef npy_intp n = dims[0], sa = steps[0], sb = steps[1], so = steps[2], i, j, m
     cdef char *a = args[0]
     cdef char *b = args[1]
     cdef char *out = args[2]
-    if sa == sizeof(real) and sb == sizeof(real) and so == sizeof(real):
-        contiguous[real](kernel, <real *>out, <const real *>a, <const real *>b, n)
+    if sa == sizeof(floating) and sb == sizeof(floating) and so == sizeof(floating):
+        contiguous[floating](kernel, <floating *>out, <const floating *>a, <const floating *>b, n)
         return
     i = 0
     while i < n:
         m = min(<npy_intp>BLOCK, n - i)
         for j in range(m):
-            abuf[j] = (<real *>(a + (i + j) * sa))[0]
-            bbuf[j] = (<real *>(b + (i + j) * sb))[0]
-        call[real](kernel, abuf, abuf, bbuf, m)
+            abuf[j] = (<floating *>(a + (i + j) * sa))[0]
+            bbuf[j] = (<floating *>(b + (i + j) * sb))[0]
+        vv_chunked[floating](kernel, abuf, abuf, bbuf, m)
         for j in range(m):
-            (<real *>(out + (i + j) * so))[0] = abuf[j]
+            (<floating *>(out + (i + j) * so))[0] = abuf[j]
         i += m
 
 

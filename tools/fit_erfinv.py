@@ -93,11 +93,12 @@ def p_central(w):      # erfinv(x)/x with x = sqrt(1 - e^-w)
     return mp.erfinv(x) / x
 
 
-def fit_central(name, W0, deg):
+def fit_central(name, W0, deg, split=True):
     # p(w) = C0 + w R(w), C0 = sqrt(pi)/2 rounded down to double; the kernel adds the
     # remainder sqrt(pi)/2 - C0 (printed) separately, so tiny x gives x sqrt(pi)/2.
+    # split=False (float32): C0 = sqrt(pi)/2 rounded to nearest, no remainder.
     import math
-    c0 = mp.mpf(math.nextafter(float(SQPI2), 0))
+    c0 = mp.mpf(math.nextafter(float(SQPI2), 0)) if split else mp.mpf(float(SQPI2))
     f = lambda w: (p_central(w) - SQPI2) / w  # the Chebyshev grid never holds w = 0
     wt = lambda w: w / p_central(w)
     c, ctr, hw = lawson(f, wt, mp.mpf(0), mp.mpf(W0), deg - 1)
@@ -106,7 +107,7 @@ def fit_central(name, W0, deg):
     worst = 0
     for i in range(1, 2001):
         w = mp.mpf(W0) * i / 2000
-        p = mp.fsum(dd[k] * w ** k for k in range(len(dd))) + (SQPI2 - c0)
+        p = mp.fsum(dd[k] * w ** k for k in range(len(dd))) + (SQPI2 - c0 if split else 0)
         worst = max(worst, abs(p / p_central(w) - 1))
     show(name, dd, worst, "erfinv(x)/x = sum c[k] w^k, w = -log(1-x^2) in [0, %g]" % W0)
 
@@ -154,11 +155,12 @@ if __name__ == "__main__":
     # The tables of erfinv.h, in its order.  Degrees: the lowest meeting the error
     # budget (float64 < ~1e-16 relative, float32 < ~1e-8 when computed in double).
     fit_log("lucid_log_c64", 6)
-    fit_log("lucid_log_c32", 3)
-    print("/* central tables: c[0] = sqrt(pi)/2 rounded down; LUCID_SQRTPI_2_LO = %s */"
+    fit_log("lucid_log_c32", 2)
+    print("/* central tables: c[0] = sqrt(pi)/2 rounded down (p64; LUCID_SQRTPI_2_LO = %s),\n"
+          " * rounded to nearest (p32) */"
           % float.hex(float(SQPI2 - mp.mpf(math.nextafter(float(SQPI2), 0)))))
     fit_central("lucid_erfinv_p64", 4, 19)
-    fit_central("lucid_erfinv_p32", 4, 9)
+    fit_central("lucid_erfinv_p32", 4, 9, split=False)
     # s ranges up to sqrt(-log(2^-52)) = 6.0035 (float64), sqrt(-log(2^-23)) = 3.99 (float32)
     fit_tail("lucid_erfinv_g64", 2, 6.01, 4, 30)
     fit_tail("lucid_erfinv_g32", 2, 4.0, 3, 8)

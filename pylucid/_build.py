@@ -78,7 +78,7 @@ class BuildKernels(build_ext):
                 include_dirs=[csrc],
                 macros=[("LUCID_ISA", isa)],
                 extra_postargs=KERNEL_FLAGS + flags,
-                depends=[os.path.join(csrc, h) for h in os.listdir(csrc) if h.endswith(".h")],
+                depends=ext.depends,
             )
         if sys.platform != "darwin" and compiler_accepts(self.compiler, ["-fopenmp"]):
             ext.extra_compile_args.append("-fopenmp")
@@ -102,6 +102,10 @@ def ext_modules(package="pylucid", path=None):
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_22_API_VERSION")],
             extra_compile_args=["-O3", "-std=c99"],
             extra_link_args=["-framework", "Accelerate"] if sys.platform == "darwin" else [],
+            # the kernel objects are extra_objects, which build_ext does not track: a change
+            # to any kernel source must still rebuild and relink the extension
+            depends=sorted(os.path.join(csrc, f) for f in os.listdir(csrc)
+                           if f.endswith((".h", ".c"))),
         )
         for name in MODULES
     ]

@@ -129,8 +129,10 @@ static inline double lucid_cbrt_refine(double a, double w, int exact_step)
     }                                                                           \
     void LUCID_KERNEL(cbrt_grad_##SFX)(T *gx, const T *g, const T *y, int n)    \
     {                                                                           \
+        /* in double: float32 gets one rounding (and no overflow of 3y^2) */    \
         _Pragma("omp simd")                                                     \
-        for (int i = 0; i < n; i++) gx[i] = g[i] / (3 * y[i] * y[i]);           \
+        for (int i = 0; i < n; i++)                                             \
+            gx[i] = (T)((double)g[i] / (3.0 * (double)y[i] * (double)y[i]));    \
     }
 
 LUCID_CBRT_KERNELS(float, f32, int32_t, 23, 127, fmaf, 0)

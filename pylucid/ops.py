@@ -39,8 +39,11 @@ _F64 = np.dtype(np.float64)
 _CPU = get_backend("cpu")
 
 
-def _bind(node, ufunc):
-    """The general path of one op (Tensors, other arrays, dtypes, autocast), bound ahead."""
+def _op(node, ufunc, doc):
+    """The public function of one op, with its node, schema and kernel bound ahead.
+
+    float32/float64 ndarrays outside autocast go straight to the ufunc; everything else
+    (Tensors, other arrays, other dtypes, autocast) takes the general path."""
     policy = node.schema_v1.amp_policy
     label = "pylucid." + node.schema_v1.name
     dispatch = node.dispatch
@@ -93,57 +96,42 @@ def _bind(node, ufunc):
             return out
         return ufunc(x) if out is None else ufunc(x, out=out)
 
-    return general
+    def op(x, /, *, out=None):
+        if type(x) is _ndarray and _amp.casts is None:
+            dt = x.dtype
+            if dt is _F64 or dt is _F32:
+                return ufunc(x) if out is None else ufunc(x, out=out)
+        return general(x, out)
+
+    op.__name__ = op.__qualname__ = node.schema_v1.name
+    op.__module__ = __name__
+    op.__doc__ = doc
+    return op
 
 
-_sqrt, _sqrt_general = _ufuncs.sqrt, _bind(SqrtBackward, _ufuncs.sqrt)
-_cbrt, _cbrt_general = _ufuncs.cube_root, _bind(CubeRootBackward, _ufuncs.cube_root)
-_erfinv, _erfinv_general = _ufuncs.erfinv, _bind(ErfinvBackward, _ufuncs.erfinv)
-
-
-def sqrt(x, /, *, out=None):
-    """Square root: IEEE sqrt, sqrt(-0.0) = -0.0, NaN below zero.
+sqrt = _op(SqrtBackward, _ufuncs.sqrt, """Square root: IEEE sqrt, sqrt(-0.0) = -0.0, NaN below zero.
 
     Args:
         x: array-like or Tensor (Tensor -> Tensor, differentiable: dx = g / (2y)).
         out: optional ndarray for the result (arrays only), as for ``np.sqrt``.
     Returns:
         What ``np.sqrt`` returns for an array-like; a Tensor for a Tensor.
-    """
-    if type(x) is _ndarray and _amp.casts is None:
-        dt = x.dtype
-        if dt is _F64 or dt is _F32:
-            return _sqrt(x) if out is None else _sqrt(x, out=out)
-    return _sqrt_general(x, out)
+    """)
 
-
-def cube_root(x, /, *, out=None):
-    """Real, sign-preserving cube root: cube_root(-8) == -2, exact on perfect cubes.
+cube_root = _op(CubeRootBackward, _ufuncs.cube_root, """Real, sign-preserving cube root: cube_root(-8) == -2, exact on perfect cubes.
 
     Args:
         x: array-like or Tensor (Tensor -> Tensor, differentiable: dx = g / (3y²)).
         out: optional ndarray for the result (arrays only).
     Returns:
         An ndarray (NumPy scalar for 0-d input) or a Tensor for a Tensor.
-    """
-    if type(x) is _ndarray and _amp.casts is None:
-        dt = x.dtype
-        if dt is _F64 or dt is _F32:
-            return _cbrt(x) if out is None else _cbrt(x, out=out)
-    return _cbrt_general(x, out)
+    """)
 
-
-def erfinv(x, /, *, out=None):
-    """Inverse error function on [-1, 1]: erfinv(±1) = ±inf, NaN outside.
+erfinv = _op(ErfinvBackward, _ufuncs.erfinv, """Inverse error function on [-1, 1]: erfinv(±1) = ±inf, NaN outside.
 
     Args:
         x: array-like or Tensor (Tensor -> Tensor, differentiable: dx = (√π/2)·exp(y²)·g).
         out: optional ndarray for the result (arrays only).
     Returns:
         An ndarray (NumPy scalar for 0-d input) or a Tensor for a Tensor.
-    """
-    if type(x) is _ndarray and _amp.casts is None:
-        dt = x.dtype
-        if dt is _F64 or dt is _F32:
-            return _erfinv(x) if out is None else _erfinv(x, out=out)
-    return _erfinv_general(x, out)
+    """)

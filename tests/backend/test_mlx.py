@@ -192,7 +192,9 @@ def test_backward_float32_matches_cpu_kernels(name):
     assert r.dtype == mx.float32
     with np.errstate(all="ignore"):
         ref = getattr(ufuncs, name)(g, y)
-    tol = 1 if name == "erfinv_backward" else 0
+    # sqrt: one rounding on both sides; cube_root: MLX rounds g / (3y^2) in float32 three
+    # times where the CPU kernel computes in double and rounds once
+    tol = {"sqrt_backward": 0, "cube_root_backward": 2, "erfinv_backward": 1}[name]
     if name == "erfinv_backward" and B.platform() == "cuda" and B.CONFIG[name][0].endswith("f32"):
         tol = 4  # the float32 variant: expf (2 ulp) with y^2's rounding error folded back in
     # against the closed form in float64, rounded once ...

@@ -83,6 +83,17 @@ def _threads_from_environment():
 set_num_threads(_threads_from_environment())
 
 
+def _check_isa_cap():
+    # csrc/vforce.c reads PYLUCID_ISA; a misspelt cap must not silently run another set.
+    import os
+    cap = os.environ.get("PYLUCID_ISA", "")
+    if cap not in ("", "baseline", "avx2", "avx512"):
+        raise ValueError(f"PYLUCID_ISA must be baseline, avx2 or avx512, got {cap!r}")
+
+
+_check_isa_cap()
+
+
 def max_threads():
     """Threads available to the kernels: the CPU count when built with OpenMP, else 1."""
     return LUCID_MAX_THREADS()

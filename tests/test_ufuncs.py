@@ -203,3 +203,15 @@ def test_results_do_not_depend_on_the_thread_count(name, dtype):
 def test_set_num_threads_rejects_bad_counts(bad):
     with pytest.raises(ValueError, match="set_num_threads"):
         pylucid.set_num_threads(bad)
+
+
+@pytest.mark.parametrize("variable, value", [("PYLUCID_ISA", "avx9"),
+                                             ("PYLUCID_NUM_THREADS", "many")])
+def test_a_misspelt_environment_setting_fails_the_import(variable, value):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, **{variable: value})
+    run = subprocess.run([sys.executable, "-c", "import pylucid"], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and variable in run.stderr and value in run.stderr

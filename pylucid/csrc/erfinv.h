@@ -219,11 +219,6 @@ static inline double lucid_fma(double a, double b, double c)
 #define LUCID_ERFINV_BLOCK_f64 16
 /* Streaming inputs: the hardware prefetchers alone leave a kernel this short waiting on
  * memory (10^7 elements ran ~40 % slower than in cache); fetch ahead explicitly. */
-#if defined(__GNUC__)
-#define LUCID_PREFETCH(p, rw) __builtin_prefetch(p, rw)
-#else
-#define LUCID_PREFETCH(p, rw) ((void)0)
-#endif
 #define LUCID_ERFINV_PREFETCH 2048 /* bytes ahead */
 /* sqrt(pi)/2 - CEN[0] > 0 (CEN[0] is sqrt(pi)/2 rounded down, so that x * (w P1(w) + LO)
  * has the sign of x and erfinv(-0) = -0): x * sqrt(pi)/2 rounds once, as

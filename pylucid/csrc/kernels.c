@@ -29,6 +29,14 @@
 #define LUCID_HAS_FMA 0
 #endif
 
+/* Explicit prefetch for the heavier kernels, whose streaming loads the hardware
+ * prefetcher alone does not keep ahead of (rw: 0 read, 1 write). */
+#if defined(__GNUC__)
+#define LUCID_PREFETCH(p, rw) __builtin_prefetch(p, rw)
+#else
+#define LUCID_PREFETCH(p, rw) ((void)0)
+#endif
+
 #include "sqrt.h"
 #include "cbrt.h"
 #include "erfinv.h"

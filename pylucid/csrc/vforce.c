@@ -41,7 +41,7 @@ static const struct lucid_kernel_table avx512 = {LUCID_ALL_KERNELS(LUCID_ENTRY) 
 
 static const struct lucid_kernel_table *table;
 
-/* The best kernel set this CPU runs.  PYLUCID_ISA=baseline|avx2 caps it, so tests can
+/* The best kernel set this CPU runs.  PYLUCID_ISA=baseline|avx2|avx512 caps it, so tests can
  * check every set on one machine (as NumPy's NPY_DISABLE_CPU_FEATURES). */
 static const struct lucid_kernel_table *kernels(void)
 {

@@ -547,7 +547,7 @@ def main(argv=None):
         unit = "µs per call (= ns per element)" if n == 1000 else "ns per element"
         print(f"### {threads}, {n:,} elements: {unit}, lower is better\n")
         print(markdown(table, peers) + "\n")
-        print(f"Speedup of pylucid (peer / pylucid, > 1: pylucid faster; memcpy and out= "
+        print("Speedup of pylucid (peer / pylucid, > 1: pylucid faster; memcpy and out= "
               f"columns against pylucid out=, PyTorch against pylucid's faster form):\n")
         print(markdown(table, peers, ratios=True) + "\n")
     checks = check_targets(results, args.size, args.small_size)

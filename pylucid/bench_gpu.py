@@ -41,6 +41,21 @@ def _median_time(run_many, sync, reps, trials):  # used for the copy ceiling
 
 # ------------------------------------------------------------------ per framework
 
+def _mlx_inputs(n):
+    """op -> (x, g, y = op(x)): random float32 MLX arrays over each op's domain, evaluated."""
+    import mlx.core as mx
+    from .backend import mlx as B
+    inputs = {}
+    for op in OPS:
+        lo, hi = DOMAIN[op]
+        x = mx.random.uniform(lo, hi, (n,), dtype=mx.float32)
+        g = mx.random.normal((n,), dtype=mx.float32)
+        y = getattr(B, op)(x)
+        mx.eval(x, g, y)
+        inputs[op] = (x, g, y)
+    return inputs
+
+
 def _mlx_cases(n):
     import mlx.core as mx
     from .backend import mlx as B
@@ -54,14 +69,7 @@ def _mlx_cases(n):
         "cube_root": mx.compile(lambda g, y: g / (3 * y * y)),
         "erfinv": mx.compile(lambda g, y: 0.88622692545275801 * mx.exp(y * y) * g),
     }
-    cases = {}
-    for op in OPS:
-        lo, hi = DOMAIN[op]
-        x = mx.random.uniform(lo, hi, (n,), dtype=mx.float32)
-        g = mx.random.normal((n,), dtype=mx.float32)
-        y = getattr(B, op)(x)
-        mx.eval(x, g, y)
-        cases[op] = (x, g, y)
+    cases = _mlx_inputs(n)
 
     def runner(f, *args):
         def run_many(reps):  # async_eval: the GPU starts at once, as PyTorch's launches do
@@ -221,12 +229,7 @@ def tune(n, trials, log=print):
     import mlx.core as mx
     from .backend import mlx as B
     data = {}
-    for op in OPS:
-        lo, hi = DOMAIN[op]
-        x = mx.random.uniform(lo, hi, (n,), dtype=mx.float32)
-        g = mx.random.normal((n,), dtype=mx.float32)
-        y = getattr(B, op)(x)
-        mx.eval(x, g, y)
+    for op, (x, g, y) in _mlx_inputs(n).items():
         data[op] = [x]
         data[op + "_backward"] = [g, y]
     configs = [(src, u, th, cs) for op in VARIANTS for src in VARIANTS[op]

@@ -355,12 +355,20 @@ static inline double lucid_exp_pos(double zh, double zl, const double *c, int n)
 #define LUCID_ERFINV_GRAD_KERNELS(T, SFX, EXP)                                   \
     void LUCID_KERNEL(erfinv_grad_##SFX)(T *gx, const T *g, const T *y, int n)  \
     {                                                                            \
-        _Pragma("omp simd")                                                      \
-        for (int i = 0; i < n; i++) {                                            \
-            double yi = y[i], zh = yi * yi;                                      \
-            double e = lucid_exp_pos(zh, lucid_sq_lo_##SFX(yi, zh), EXP,         \
-                                     sizeof EXP / sizeof EXP[0]);                \
-            gx[i] = (T)(0.88622692545275801 * e * (double)g[i]);                 \
+        const int blk = 1024 / (int)sizeof(T), line = 64 / (int)sizeof(T);     \
+        for (int b = 0; b < n; b += blk) {                                       \
+            int end = n - b > blk ? b + blk : n;                                 \
+            for (int j = end; j < n && j - end < blk; j += line) {               \
+                LUCID_PREFETCH(g + j, 0);                                        \
+                LUCID_PREFETCH(y + j, 0);                                        \
+            }                                                                    \
+            _Pragma("omp simd")                                                  \
+            for (int i = b; i < end; i++) {                                      \
+                double yi = y[i], zh = yi * yi;                                  \
+                double e = lucid_exp_pos(zh, lucid_sq_lo_##SFX(yi, zh), EXP,     \
+                                         sizeof EXP / sizeof EXP[0]);            \
+                gx[i] = (T)(0.88622692545275801 * e * (double)g[i]);             \
+            }                                                                    \
         }                                                                        \
     }
 LUCID_ERFINV_GRAD_KERNELS(float, f32, lucid_exp_c32)

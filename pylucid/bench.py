@@ -548,7 +548,7 @@ def main(argv=None):
         print(f"### {threads}, {n:,} elements: {unit}, lower is better\n")
         print(markdown(table, peers) + "\n")
         print("Speedup of pylucid (peer / pylucid, > 1: pylucid faster; memcpy and out= "
-              f"columns against pylucid out=, PyTorch against pylucid's faster form):\n")
+              "columns against pylucid out=, PyTorch against pylucid's faster form):\n")
         print(markdown(table, peers, ratios=True) + "\n")
     checks = check_targets(results, args.size, args.small_size)
     if checks:

@@ -72,8 +72,7 @@ static inline double lucid_cbrt_refine(double a, double w, int exact_step)
         /* Prefetch x one 1 KiB block ahead: this loop is heavy enough that the \
          * hardware prefetcher alone leaves it waiting on DRAM (for 10^7        \
          * doubles 3.8 -> 2.1 ns/element; no change in cache). */               \
-        for (int j = end; j < n && j - end < blk; j += 64 / (int)sizeof(T))     \
-            LUCID_PREFETCH(x + j, 0);                                           \
+        LUCID_PREFETCH_BLOCK(x, end, n, blk);                                   \
         _Pragma("omp simd")                                                     \
         for (int i = b; i < end; i++) {                                         \
             T xi = x[i], m, ef, df, sc, r, sub;                                 \

@@ -355,13 +355,11 @@ static inline double lucid_exp_pos(double zh, double zl, const double *c, int n)
 #define LUCID_ERFINV_GRAD_KERNELS(T, SFX, EXP)                                   \
     void LUCID_KERNEL(erfinv_grad_##SFX)(T *gx, const T *g, const T *y, int n)  \
     {                                                                            \
-        const int blk = 1024 / (int)sizeof(T), line = 64 / (int)sizeof(T);     \
+        const int blk = 1024 / (int)sizeof(T);                                   \
         for (int b = 0; b < n; b += blk) {                                       \
             int end = n - b > blk ? b + blk : n;                                 \
-            for (int j = end; j < n && j - end < blk; j += line) {               \
-                LUCID_PREFETCH(g + j, 0);                                        \
-                LUCID_PREFETCH(y + j, 0);                                        \
-            }                                                                    \
+            LUCID_PREFETCH_BLOCK(g, end, n, blk);                                \
+            LUCID_PREFETCH_BLOCK(y, end, n, blk);                                \
             _Pragma("omp simd")                                                  \
             for (int i = b; i < end; i++) {                                      \
                 double yi = y[i], zh = yi * yi;                                  \

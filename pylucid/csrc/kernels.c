@@ -36,6 +36,11 @@
 #else
 #define LUCID_PREFETCH(p, rw) ((void)0)
 #endif
+/* Kernels that stream in blocks of BLK elements: fetch the block of P that starts at END
+ * (up to element N) while the current one is computed. */
+#define LUCID_PREFETCH_BLOCK(P, END, N, BLK)                                    \
+    for (int pf_ = (END); pf_ < (N) && pf_ - (END) < (BLK); pf_ += 64 / (int)sizeof *(P)) \
+        LUCID_PREFETCH((P) + pf_, 0)
 
 /* For square roots and divisions, zmm instructions take twice as long as ymm ones on
  * current Intel cores, so the memory-bound sqrt kernels measured slower with 512-bit

@@ -11,8 +11,9 @@ Where each op runs is MLX's choice of device: the ``stream=`` argument, else
 MLX device     forward (sqrt, cube_root, erfinv)             backward (``*_backward(g, y)``)
 =============  ============================================  ===========================================
 CUDA GPU       one custom kernel each (mlx_kernels.py):      one fused custom kernel each: 16-byte
-               16-byte vector loads/stores, sqrtf / cbrtf /  vector loads/stores; g/(2y), g/(3yy) in
-               erfinvf in float32                            float32, erfinv's in double
+               16-byte vector loads/stores; sqrtf, cbrtf;    vector loads/stores; g/(2y), g/(3yy) in
+               erfinv: the CPU kernel's float32 algorithm    float32, erfinv's in double
+               in double
 Metal GPU      cube_root: custom kernel (precise::cbrt);     mx.compile'd formulas (MLX's own kernels,
                sqrt, erfinv: MLX's own ops                   fused into one)
 CPU            sqrt: mx.sqrt; cube_root: mx.compile'd        sqrt, cube_root: mx.compile'd formulas;
@@ -26,9 +27,9 @@ float32 (MLX's default float). float64: MLX's GPU has none, so a float64 input o
 CPU kernels (exact, identical to ``pylucid.ufuncs``).
 
 Accuracy (float32, against the true value): sqrt is correctly rounded everywhere; cube_root
-is within 1 ulp (cbrtf on CUDA; the CPU formula measured 0.73 ulp); erfinv on CUDA (erfinvf,
-documented 2 ulp) is within 2 ulp of pylucid's CPU kernel and measured 2.49 ulp from the true
-value on an H200; on the CPU device it is correctly rounded. MLX's own CPU ``erfinv`` is 2.4 ulp off
+is within 1 ulp (cbrtf on CUDA; the CPU formula measured 0.73 ulp); erfinv on CUDA and on the
+CPU device gives pylucid's CPU float32 results bit for bit (0.58 ulp at most; CUDA's own erfinvf
+is 2 ulp). MLX's own CPU ``erfinv`` is 2.4 ulp off
 and its ``exp`` up to ~20 ulp for arguments near 16, which is why erfinv and its gradient use
 pylucid's CPU kernels on MLX's CPU device (through a zero-copy NumPy view of the MLX buffer).
 The float32 backward results on CUDA and CPU are bit-identical to ``pylucid.ufuncs``'s.
@@ -54,7 +55,7 @@ INSTALL_HINT = ('pylucid\'s GPU backend needs MLX: pip install "pylucid-kernels[
 CONFIG = {  # as tuned on an H200 (MLX 0.32.4, CUDA 13): the configuration of the README's table
     "sqrt": ("sqrt", 1, 128, True),
     "cube_root": ("cube_root", 1, 128, False),
-    "erfinv": ("erfinv", 1, 128, True),       # erfinv_f64 (exact) ran at 1.6 TB/s: compute-bound
+    "erfinv": ("erfinv", 1, 128, True),
     "sqrt_backward": ("sqrt_backward", 1, 512, False),
     "cube_root_backward": ("cube_root_backward", 1, 256, False),
     "erfinv_backward": ("erfinv_backward", 2, 128, False),   # double exp: bit-exact vs CPU

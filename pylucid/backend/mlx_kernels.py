@@ -23,6 +23,8 @@ every size. Kernel names carry a hash of the source, so MLX's on-disk PTX cache
 (keyed by name) can never serve a stale build of an edited kernel.
 """
 import hashlib
+import os
+import re
 
 # --------------------------------------------------------------------------- CUDA
 
@@ -33,27 +35,63 @@ typedef long long pl_i64;
 typedef unsigned long long pl_uptr;
 """
 
-# The scalar ops, all in float32 unless noted. sqrtf, cbrtf and erfinvf are CUDA's builtins:
-# without --use_fast_math (MLX compiles custom kernels without it) sqrtf is IEEE correctly
-# rounded, cbrtf is within 1 ulp and erfinvf within 2 ulp (CUDA Math API, accuracy tables);
-# all keep -0, +-inf and NaN as the CPU kernels do (sqrt(x<0) = NaN, erfinv(+-1) = +-inf,
-# erfinv(|x|>1) = NaN). The backward formulas repeat the CPU kernels' expression order
+
+
+def _c_table(name):
+    """The coefficients of the double table ``name`` in csrc/erfinv.h (one source for the CPU
+    and the GPU kernels)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "csrc", "erfinv.h")
+    with open(path) as f:
+        body = re.search(name + r"\[\d+\] = \{([^}]*)\}", f.read()).group(1)
+    return [float(c) for c in body.replace("\n", " ").split(",") if c.strip()]
+
+
+def _horner(t, coeffs):
+    """sum coeffs[k] t^k as nested fma(), highest degree innermost."""
+    expr = repr(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        expr = f"fma({expr}, {t}, {c!r})"
+    return expr
+
+
+# pylucid's float32 erfinv (csrc/erfinv.h, float32 tables): computed in double with the same
+# operations in the same order as the CPU kernel with FMA, rounded once, so the GPU result is
+# the CPU result bit for bit (within 1 ulp of the true value; CUDA's erfinvf is 2 ulp).
+# __dmul_rn keeps NVRTC from contracting -k ln2 - log(m) into an fma the CPU does not do.
+_ERFINV_F32 = f"""const float ax = fabsf(x);
+    if (!(ax < 1.0f))  // +-1 -> +-inf; |x| > 1, NaN -> NaN
+        return ax == 1.0f ? copysignf(__int_as_float(0x7f800000), x) : __int_as_float(0x7fc00000);
+    const double xd = x, u = (1.0 - xd) * (1.0 + xd);
+    // w = -log(u), u = 2^k m with m in [sqrt(1/2), sqrt(2)): log(m) = 2 atanh(f / (2 + f))
+    const pl_i64 b = __double_as_longlong(u);
+    const pl_i64 k = ((b + (0x3ff0000000000000LL - 0x3fe6a09e667f3bcdLL)) >> 52) - 1023;
+    const double f = __longlong_as_double(b - (k << 52)) - 1.0;
+    const double s = f / (2.0 + f), z = s * s;
+    const double logm = fma(s * z, {_horner("z", _c_table("lucid_log_c32"))}, s + s);
+    const double w = __dmul_rn(-(double)k, 0.6931471805599453) - logm;
+    if (w < 4.0)  // central
+        return (float)(xd * {_horner("w", _c_table("lucid_erfinv_p32"))});
+    const double t = sqrt(w);  // tail
+    return (float)copysign(t + {_horner("(t - 3.0)", _c_table("lucid_erfinv_g32"))}, xd);"""
+
+# The scalar ops, all in float32 unless noted. sqrtf and cbrtf are CUDA's builtins: without
+# --use_fast_math (MLX compiles custom kernels without it) sqrtf is IEEE correctly rounded and
+# cbrtf within 1 ulp (CUDA Math API, accuracy tables); both keep -0, +-inf and NaN as the CPU
+# kernels do (sqrt(x<0) = NaN). The backward formulas repeat the CPU kernels' expression order
 # (csrc/*.h), so float32 results are bit-identical: g / (2y), g / (3 y y), and for erfinv
 # (sqrt(pi)/2) exp(y^2) g evaluated in double, rounded once.
 CUDA_OPS = {
     "sqrt": "return sqrtf(x);",
     "cube_root": "return cbrtf(x);",
-    "erfinv": "return erfinvf(x);",
+    "erfinv": _ERFINV_F32,
     "sqrt_backward": "return g / (2.0f * y);",
     "cube_root_backward": "return g / (3.0f * y * y);",
     "erfinv_backward": (
         "double yd = (double)y;\n"
         "    return (float)(0.88622692545275801 * exp(yd * yd) * (double)g);"
     ),
-    # Variants the benchmark can pick instead (see mlx.KERNELS): erfinv in double, rounded
-    # once (correctly rounded in practice, matches the CPU kernel); erfinv's gradient in
+    # A variant the benchmark can pick instead (see bench_gpu.VARIANTS): erfinv's gradient in
     # float32 with y^2's rounding error folded back in by an fma (a few ulp, cheaper).
-    "erfinv_f64": "return (float)erfinv((double)x);",
     "erfinv_backward_f32": (
         "float h = y * y, l = fmaf(y, y, -h), e = expf(h);\n"
         "    return 0.88622692545275801f * fmaf(e, l, e) * g;"

@@ -15,6 +15,8 @@
   or two Newton steps in long double on glibc's ``erfl``/``erfcl`` (``erfcl(y)`` against
   ``1 - |x|`` for ``|x| > 0.5``, the series for tiny ``x``); the reference's own error against
   mpmath is measured on a few thousand points and printed.
+* ``--gpu``: the float32 sweep runs through the MLX backend on MLX's GPU (pylucid's CUDA
+  kernels) instead of the CPU ufuncs, against the same references.
 * ``--backward [N]``: the fused backward ufuncs ``g/(2y)``, ``g/(3y^2)``,
   ``sqrt(pi)/2*exp(y^2)*g`` on random (g, y = op(x)): float32 against float64, float64 against
   long double (exp(y^2) with y^2 split exactly), with the reference checked against mpmath.
@@ -281,14 +283,25 @@ def _f32_bits(task):
     return rng.integers(0, 1 << 32, task[4], dtype=np.uint64).astype(np.uint32)
 
 
-def _f32_task(task):
-    from . import ufuncs
+_ON_GPU = [False]  # the float32 sweep through MLX's GPU (--gpu); set in every worker
 
+
+def _f32_forward(op, x):
+    if _ON_GPU[0]:
+        import mlx.core as mx
+
+        from .backend import mlx as mlx_backend
+        return np.array(getattr(mlx_backend, op)(mx.array(x), stream=mx.gpu))
+    from . import ufuncs
+    return getattr(ufuncs, op)(x)
+
+
+def _f32_task(task):
     op = task[0]
     bits = _f32_bits(task) if task[1] != "bits" else task[2]
     x = bits.view(np.float32)
     with np.errstate(all="ignore"):
-        y = getattr(ufuncs, op)(x)
+        y = _f32_forward(op, x)
         x64 = x.astype(np.float64)
         ref = _ref_hi(op, x64)
         cr, ref, n_settled = _settle(op, x64, ref, np.float32)
@@ -495,7 +508,7 @@ def run_tasks(fn, tasks, workers=1, label="verify", progress=True, weights=None)
         consume(((w, fn(t)) for w, t in zip(weights, tasks)))
     else:
         ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(workers, initializer=_worker_init) as pool:
+        with ctx.Pool(workers, initializer=_worker_init, initargs=(_ON_GPU[0],)) as pool:
             it = pool.imap_unordered(_weighted, [(fn, w, t) for w, t in zip(weights, tasks)])
             consume(it)
     if progress:
@@ -509,10 +522,11 @@ def _weighted(args):
     return w, fn(t)
 
 
-def _worker_init():
+def _worker_init(on_gpu=False):
     from . import _kernels
 
     _kernels.set_num_threads(1)  # the processes are the parallelism
+    _ON_GPU[0] = on_gpu
 
 
 def _value(b, dtype):
@@ -618,6 +632,8 @@ def main(argv=None):
     p.add_argument("--backward", type=int, nargs="?", const=10**7, metavar="N",
                    help="also the backward kernels (N float32 points, N/10 float64 per op)")
     p.add_argument("--no-f32", action="store_true", help="skip the float32 sweep")
+    p.add_argument("--gpu", action="store_true",
+                   help="run the float32 sweep on MLX's GPU (pylucid's CUDA/Metal path)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
@@ -631,12 +647,19 @@ def main(argv=None):
     from . import _kernels
 
     prog = not a.no_progress
-    print(f"pylucid.verify: kernels {_kernels.simd_level()}, workers {a.workers}, seed {a.seed}")
+    if a.gpu:
+        from .backend import mlx as mlx_backend
+        if not (mlx_backend.available() and mlx_backend.platform(mlx_backend._mx().gpu) != "cpu"):
+            p.error("--gpu needs MLX with a GPU (CUDA or Metal)")
+    _ON_GPU[0] = a.gpu
+    where = "MLX GPU" if a.gpu else f"kernels {_kernels.simd_level()}"
+    print(f"pylucid.verify: {where}, workers {a.workers}, seed {a.seed}")
     failed = False
     if not a.no_f32:
         t = time.time()
         r = verify_f32(a.ops, a.sample, a.seed, a.workers, prog)
         what = "all 2^32 bit patterns" if a.sample is None else f"{a.sample:,} random bit patterns"
+        what += " on MLX's GPU" if a.gpu else ""
         print(table(r, np.float32, f"float32, {what} ({time.time() - t:.0f} s)"))
         failed |= _failed(r, np.float32)
     if a.f64:

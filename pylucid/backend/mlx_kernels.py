@@ -26,6 +26,8 @@ import hashlib
 import os
 import re
 
+import numpy
+
 # --------------------------------------------------------------------------- CUDA
 
 # MLX's default header already brings in cuda_fp16.h / cuda_bf16.h (for __half and
@@ -34,7 +36,6 @@ CUDA_HEADER = r"""
 typedef long long pl_i64;
 typedef unsigned long long pl_uptr;
 """
-
 
 
 def _c_table(name):
@@ -46,33 +47,69 @@ def _c_table(name):
     return [float(c) for c in body.replace("\n", " ").split(",") if c.strip()]
 
 
+def _f32(v):
+    return float(numpy.float32(v))
+
+
 def _horner(t, coeffs):
-    """sum coeffs[k] t^k as nested fma(), highest degree innermost."""
-    expr = repr(coeffs[-1])
+    """sum coeffs[k] t^k in float32 as nested fmaf(), highest degree innermost."""
+    expr = f"{_f32(coeffs[-1])!r}f"
     for c in reversed(coeffs[:-1]):
-        expr = f"fma({expr}, {t}, {c!r})"
+        expr = f"fmaf({expr}, {t}, {_f32(c)!r}f)"
     return expr
 
 
-# pylucid's float32 erfinv (csrc/erfinv.h, float32 tables): computed in double with the same
-# operations in the same order as the CPU kernel with FMA, rounded once, so the GPU result is
-# the CPU result bit for bit (within 1 ulp of the true value; CUDA's erfinvf is 2 ulp).
-# __dmul_rn keeps NVRTC from contracting -k ln2 - log(m) into an fma the CPU does not do.
-_ERFINV_F32 = f"""const float ax = fabsf(x);
-    if (!(ax < 1.0f))  // +-1 -> +-inf; |x| > 1, NaN -> NaN
-        return ax == 1.0f ? copysignf(__int_as_float(0x7f800000), x) : __int_as_float(0x7fc00000);
-    const double xd = x, u = (1.0 - xd) * (1.0 + xd);
-    // w = -log(u), u = 2^k m with m in [sqrt(1/2), sqrt(2)): log(m) = 2 atanh(f / (2 + f))
-    const pl_i64 b = __double_as_longlong(u);
-    const pl_i64 k = ((b + (0x3ff0000000000000LL - 0x3fe6a09e667f3bcdLL)) >> 52) - 1023;
-    const double f = __longlong_as_double(b - (k << 52)) - 1.0;
-    const double s = f / (2.0 + f), z = s * s;
-    const double logm = fma(s * z, {_horner("z", _c_table("lucid_log_c32"))}, s + s);
-    const double w = __dmul_rn(-(double)k, 0.6931471805599453) - logm;
-    if (w < 4.0)  // central
-        return (float)(xd * {_horner("w", _c_table("lucid_erfinv_p32"))});
-    const double t = sqrt(w);  // tail
-    return (float)copysign(t + {_horner("(t - 3.0)", _c_table("lucid_erfinv_g32"))}, xd);"""
+def _erfinv_f32():
+    """Body of pl_op(x) for erfinv: the CPU kernel's float32 tables (csrc/erfinv.h) evaluated
+    in float32 (a double operation costs this GPU four float ones: erfinv in double ran at half
+    PyTorch's throughput), with the steps that carry the result kept in two floats: 1 - x^2,
+    w = -log(1 - x^2), c0 + c1 w and sqrt(w). Checked on every float32 input (``python -m
+    pylucid.verify --gpu``): within 0.73 ulp of the true value (CUDA's erfinvf: 2.49).
+    __fmul_rn keeps NVRTC from contracting a product into an fma, which would break the exact
+    two-float steps."""
+    p, g = _c_table("lucid_erfinv_p32"), _c_table("lucid_erfinv_g32")
+    c0h, c1h = _f32(p[0]), _f32(p[1])
+    c0l, c1l = _f32(p[0] - c0h), _f32(p[1] - c1h)
+    ln2_hi = 0.693145751953125   # 16 bits: k * ln2_hi is exact
+    ln2_lo = _f32(0.6931471805599453 - ln2_hi)
+    return f"""const float a = fabsf(x);
+    if (!(a < 1.0f))  // +-1 -> +-inf; |x| > 1, NaN -> NaN
+        return a == 1.0f ? copysignf(__int_as_float(0x7f800000), x) : __int_as_float(0x7fc00000);
+    if (a < 9.313225746154785e-10f)  // 2^-30: x sqrt(pi)/2 rounded once (the terms below underflow)
+        return (float)((double)x * {p[0]!r});
+    // 1 - a^2 = uh + ul exactly: a^2 = th + tl by fma, then Fast2Sum
+    const float th = __fmul_rn(a, a), tl = fmaf(a, a, -th);
+    const float uh = 1.0f - th, ul = ((1.0f - uh) - th) - tl;
+    // u = 2^k m, m in [sqrt(1/2), sqrt(2)); f = m - 1 = fh + fl, renormalized by TwoSum (near
+    // x = 1, ul is not small against uh)
+    const int kb = (__float_as_int(uh) + (0x3f800000 - 0x3f3504f3)) >> 23;
+    const float kf = __int_as_float(0x4b000000 | kb) - 8388735.0f;  // k = kb - 127, exactly
+    const float mh = __int_as_float(__float_as_int(uh) - ((kb - 127) << 23)) - 1.0f;
+    const float ml = __fmul_rn(ul, __int_as_float((254 - kb) << 23));
+    const float fh = mh + ml, fb = fh - mh, fl = (mh - (fh - fb)) + (ml - fb);
+    // log(1 + f) = 2 atanh(s), s = f / (2 + f): fh + fl (1 - fh) - s (fh - s^2 L(s^2)); s only
+    // feeds corrections, so the fast division (2 ulp) is plenty
+    const float s = __fdividef(fh, 2.0f + fh), z = __fmul_rn(s, s);
+    const float corr = fmaf(-fl, fh, fl)
+        - __fmul_rn(s, fmaf(-z, {_horner("z", _c_table("lucid_log_c32"))}, fh));
+    // -w = k ln2 + log(1 + f) = -(wh + wl), by Fast2Sums (|k ln2| >= |fh|, or k = 0)
+    const float kh = __fmul_rn(kf, {ln2_hi!r}f);
+    const float ah = kh + fh, ae = fh - (ah - kh);
+    const float lo = ae + fmaf(kf, {ln2_lo!r}f, corr);
+    const float sw = ah + lo;
+    const float wh = -sw, wl = (sw - ah) - lo;
+    if (wh < 4.0f) {{  // central: a P(w), P = c0 + c1 w + w^2 R(w), c0 + c1 w in two floats
+        const float r = {_horner("wh", p[2:])};
+        const float qh = __fmul_rn({c1h!r}f, wh), qe = fmaf({c1h!r}f, wh, -qh);
+        const float ph = {c0h!r}f + qh, pe = qh - (ph - {c0h!r}f);
+        const float pl = pe + (qe + ({c0l!r}f + fmaf({c1h!r}f, wl,
+                         fmaf({c1l!r}f, wh, __fmul_rn(__fmul_rn(wh, wh), r)))));
+        return copysignf(fmaf(a, ph, __fmul_rn(a, pl)), x);
+    }}
+    // tail: t + G(t - 3), t = sqrt(w) = sh + sl
+    const float sh = sqrtf(wh), sl = __fdividef(fmaf(-sh, sh, wh) + wl, sh + sh);
+    return copysignf(sh + (sl + {_horner("(sh - 3.0f)", g)}), x);"""
+
 
 # The scalar ops, all in float32 unless noted. sqrtf and cbrtf are CUDA's builtins: without
 # --use_fast_math (MLX compiles custom kernels without it) sqrtf is IEEE correctly rounded and
@@ -83,7 +120,7 @@ _ERFINV_F32 = f"""const float ax = fabsf(x);
 CUDA_OPS = {
     "sqrt": "return sqrtf(x);",
     "cube_root": "return cbrtf(x);",
-    "erfinv": _ERFINV_F32,
+    "erfinv": _erfinv_f32(),
     "sqrt_backward": "return g / (2.0f * y);",
     "cube_root_backward": "return g / (3.0f * y * y);",
     "erfinv_backward": (

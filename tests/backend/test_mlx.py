@@ -66,7 +66,9 @@ def domain(op, n, seed=0):
     return x.astype(np.float32)
 
 
-ULP = {"sqrt": 0, "cube_root": 2, "erfinv": 2}
+# against pylucid.ufuncs's float32 results; erfinv: both kernels are within 1 ulp of the true
+# value, hence of each other (Metal runs MLX's own erfinv)
+ULP = {"sqrt": 0, "cube_root": 2, "erfinv": 2 if B.platform() == "metal" else 1}
 
 EDGES = {
     "sqrt": ([4.0, 0.0, -0.0, np.inf, -1.0, -np.inf, np.nan, 2.0],
@@ -98,11 +100,22 @@ def test_forward_float32_matches_cpu_kernels(op):
 
 
 @pytest.mark.skipif(B.platform() == "metal", reason="Metal runs MLX's own erfinv")
-def test_erfinv_float32_is_the_cpu_kernel_bit_for_bit():
-    x = np.concatenate([domain("erfinv", 200_000, seed=3), np.float32(
-        [1.0, -1.0, 0.0, -0.0, 1e-45, -1e-45, 1 - 2**-24, -(1 - 2**-24), 0.99079, 1.5, np.nan])])
-    np.testing.assert_array_equal(np.array(B.erfinv(mx.array(x))).view(np.uint32),
-                                  ufuncs.erfinv(x).view(np.uint32))
+def test_erfinv_float32_within_one_ulp_where_it_is_hardest():
+    """Near +-1 (w = -log(1 - x^2) carried in two floats), at the central/tail boundary
+    (|x| ~ 0.9908), around the tiny-input cutoff 2^-30, and in the subnormals."""
+    one = np.float32(1)
+    near_one = one - np.arange(1, 4097, dtype=np.float32) * np.float32(2**-24)
+    boundary = (np.float32(0.99079).view(np.int32) + np.arange(-2000, 2000, dtype=np.int32)
+                ).view(np.float32)
+    tiny = np.float32(2.0**-30) * np.linspace(0.5, 2, 2001, dtype=np.float32)
+    sub = np.arange(1, 2001, dtype=np.uint32).view(np.float32) * np.float32(1)
+    x = np.concatenate([near_one, boundary, tiny, sub, np.float32(2.0**-126) * np.arange(1, 200)])
+    x = np.concatenate([x, -x]).astype(np.float32)
+    y = np.array(B.erfinv(mx.array(x)), np.float64)
+    ref = ufuncs.erfinv(x.astype(np.float64))
+    err = np.abs(y - ref) / np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+    assert err.max() <= 1.0, (err.max(), x[err.argmax()])
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(x))
 
 
 @pytest.mark.parametrize("op", OPS)

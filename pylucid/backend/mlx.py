@@ -55,7 +55,7 @@ INSTALL_HINT = ('pylucid\'s GPU backend needs MLX: pip install "pylucid-kernels[
 CONFIG = {  # as tuned on an H200 (MLX 0.32.4, CUDA 13): the configuration of the README's table
     "sqrt": ("sqrt", 1, 128, True),
     "cube_root": ("cube_root", 1, 128, False),
-    "erfinv": ("erfinv", 1, 128, True),
+    "erfinv": ("erfinv", 2, 256, True),
     "sqrt_backward": ("sqrt_backward", 1, 512, False),
     "cube_root_backward": ("cube_root_backward", 1, 256, False),
     "erfinv_backward": ("erfinv_backward", 2, 128, False),   # double exp: bit-exact vs CPU

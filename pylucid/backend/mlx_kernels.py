@@ -38,77 +38,66 @@ typedef unsigned long long pl_uptr;
 """
 
 
+def _c_source():
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "csrc", "erfinv.h")) as f:
+        return f.read()
+
+
 def _c_table(name):
-    """The coefficients of the double table ``name`` in csrc/erfinv.h (one source for the CPU
-    and the GPU kernels)."""
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "csrc", "erfinv.h")
-    with open(path) as f:
-        body = re.search(name + r"\[\d+\] = \{([^}]*)\}", f.read()).group(1)
-    return [float(c) for c in body.replace("\n", " ").split(",") if c.strip()]
+    """The coefficients of table ``name`` in csrc/erfinv.h, as Python floats."""
+    body = re.search(name + r"\[\d+\] = \{([^}]*)\}", _c_source()).group(1)
+    return [float(c.strip().rstrip("f")) for c in body.split(",") if c.strip()]
+
+
+def _c_define(name):
+    """The value of the floating-point ``#define name`` in csrc/erfinv.h (hex or decimal)."""
+    v = re.search(r"#define " + name + r" (\S+)", _c_source()).group(1).rstrip("f")
+    return float.fromhex(v) if "0x" in v else float(v)
 
 
 def _f32(v):
-    return float(numpy.float32(v))
+    """A float32 literal for CUDA: v rounded to float32, written exactly."""
+    return f"{float(numpy.float32(v))!r}f"
 
 
 def _horner(t, coeffs):
-    """sum coeffs[k] t^k in float32 as nested fmaf(), highest degree innermost."""
-    expr = f"{_f32(coeffs[-1])!r}f"
+    """sum coeffs[k] t^k in float32 as nested fmaf(), highest degree innermost (as the CPU's
+    lucid_horner_f32)."""
+    expr = _f32(coeffs[-1])
     for c in reversed(coeffs[:-1]):
-        expr = f"fmaf({expr}, {t}, {_f32(c)!r}f)"
+        expr = f"fmaf({expr}, {t}, {_f32(c)})"
     return expr
 
 
 def _erfinv_f32():
-    """Body of pl_op(x) for erfinv: the CPU kernel's float32 tables (csrc/erfinv.h) evaluated
-    in float32 (a double operation costs this GPU four float ones: erfinv in double ran at half
-    PyTorch's throughput), with the steps that carry the result kept in two floats: 1 - x^2,
-    w = -log(1 - x^2), c0 + c1 w and sqrt(w). Checked on every float32 input (``python -m
-    pylucid.verify --gpu``): within 0.73 ulp of the true value (CUDA's erfinvf: 2.49).
-    __fmul_rn keeps NVRTC from contracting a product into an fma, which would break the exact
-    two-float steps."""
+    """Body of pl_op(x) for erfinv: the CPU kernel's float32 path (csrc/erfinv.h:
+    lucid_neglog_f32, lucid_central_f32, the tail), operation for operation and with its
+    tables, so the GPU gives the CPU's results bit for bit (0.75 ulp at most, every float32
+    input; CUDA's own erfinvf is 2.49 ulp off). NVRTC keeps IEEE division and sqrt here but
+    would contract a product into a following add: __fmul_rn marks the products the CPU
+    rounds on their own."""
     p, g = _c_table("lucid_erfinv_p32"), _c_table("lucid_erfinv_g32")
-    c0h, c1h = _f32(p[0]), _f32(p[1])
-    c0l, c1l = _f32(p[0] - c0h), _f32(p[1] - c1h)
-    ln2_hi = 0.693145751953125   # 16 bits: k * ln2_hi is exact
-    ln2_lo = _f32(0.6931471805599453 - ln2_hi)
-    return f"""const float a = fabsf(x);
-    if (!(a < 1.0f))  // +-1 -> +-inf; |x| > 1, NaN -> NaN
-        return a == 1.0f ? copysignf(__int_as_float(0x7f800000), x) : __int_as_float(0x7fc00000);
-    if (a < 9.313225746154785e-10f)  // 2^-30: x sqrt(pi)/2 rounded once (the terms below underflow)
-        return (float)((double)x * {p[0]!r});
-    // 1 - a^2 = uh + ul exactly: a^2 = th + tl by fma, then Fast2Sum
-    const float th = __fmul_rn(a, a), tl = fmaf(a, a, -th);
-    const float uh = 1.0f - th, ul = ((1.0f - uh) - th) - tl;
-    // u = 2^k m, m in [sqrt(1/2), sqrt(2)); f = m - 1 = fh + fl, renormalized by TwoSum (near
-    // x = 1, ul is not small against uh)
-    const int kb = (__float_as_int(uh) + (0x3f800000 - 0x3f3504f3)) >> 23;
-    const float kf = __int_as_float(0x4b000000 | kb) - 8388735.0f;  // k = kb - 127, exactly
-    const float mh = __int_as_float(__float_as_int(uh) - ((kb - 127) << 23)) - 1.0f;
-    const float ml = __fmul_rn(ul, __int_as_float((254 - kb) << 23));
-    const float fh = mh + ml, fb = fh - mh, fl = (mh - (fh - fb)) + (ml - fb);
-    // log(1 + f) = 2 atanh(s), s = f / (2 + f): fh + fl (1 - fh) - s (fh - s^2 L(s^2)); s only
-    // feeds corrections, so the fast division (2 ulp) is plenty
-    const float s = __fdividef(fh, 2.0f + fh), z = __fmul_rn(s, s);
-    const float corr = fmaf(-fl, fh, fl)
-        - __fmul_rn(s, fmaf(-z, {_horner("z", _c_table("lucid_log_c32"))}, fh));
-    // -w = k ln2 + log(1 + f) = -(wh + wl), by Fast2Sums (|k ln2| >= |fh|, or k = 0)
-    const float kh = __fmul_rn(kf, {ln2_hi!r}f);
-    const float ah = kh + fh, ae = fh - (ah - kh);
-    const float lo = ae + fmaf(kf, {ln2_lo!r}f, corr);
-    const float sw = ah + lo;
-    const float wh = -sw, wl = (sw - ah) - lo;
-    if (wh < 4.0f) {{  // central: a P(w), P = c0 + c1 w + w^2 R(w), c0 + c1 w in two floats
-        const float r = {_horner("wh", p[2:])};
-        const float qh = __fmul_rn({c1h!r}f, wh), qe = fmaf({c1h!r}f, wh, -qh);
-        const float ph = {c0h!r}f + qh, pe = qh - (ph - {c0h!r}f);
-        const float pl = pe + (qe + ({c0l!r}f + fmaf({c1h!r}f, wl,
-                         fmaf({c1l!r}f, wh, __fmul_rn(__fmul_rn(wh, wh), r)))));
-        return copysignf(fmaf(a, ph, __fmul_rn(a, pl)), x);
+    return f"""if (!(fabsf(x) < 1.0f))  // +-1 -> +-inf; |x| > 1, NaN -> NaN
+        return fabsf(x) == 1.0f ? copysignf(__int_as_float(0x7f800000), x) : __int_as_float(0x7fc00000);
+    // w + wl = -log(1 - x^2): 1 - x^2 = 2^k m, m in [sqrt(1/2), sqrt(2)), m - 1 rounded once
+    const unsigned kb = (__float_as_uint(fmaf(-x, x, 1.0f)) + (0x3f800000u - 0x3f3504f3u)) >> 23;
+    const float sc = __uint_as_float((254u - kb) << 23);  // 2^-k
+    const float f = fmaf(-x, __fmul_rn(x, sc), sc - 1.0f);
+    const float s = f / (2.0f + f), z = __fmul_rn(s, s);
+    const float logm = fmaf(__fmul_rn(s, z), {_horner("z", _c_table("lucid_log_f32"))}, s + s);
+    const float nk = (float)(int)(127u - kb);
+    const float w = fmaf(nk, {_f32(_c_define("LUCID_LN2_F"))}, -logm);
+    const float wl = fmaf(nk, {_f32(_c_define("LUCID_LN2_LO_F"))}, fmaf(nk, {_f32(_c_define("LUCID_LN2_F"))}, -w) - logm);
+    if (w < {_f32(_c_define("LUCID_ERFINV_W0"))}) {{  // central: x (c0 + c1 w + w^2 R(w)), c0 + c1 w in two floats
+        const float ph = fmaf({_f32(p[1])}, w, {_f32(p[0])});
+        const float pl = fmaf({_f32(p[1])}, wl, fmaf({_f32(p[1])}, w, {_f32(p[0])} - ph))
+            + (__fmul_rn(__fmul_rn(w, w), {_horner("w", p[2:])}) + {_f32(_c_define("LUCID_SQRTPI_2_LO_F"))});
+        const float xs = __fmul_rn(x, 18446744073709551616.0f);  // lest xs * pl be subnormal
+        return __fmul_rn(fmaf(xs, ph, __fmul_rn(xs, pl)), 5.421010862427522e-20f);
     }}
-    // tail: t + G(t - 3), t = sqrt(w) = sh + sl
-    const float sh = sqrtf(wh), sl = __fdividef(fmaf(-sh, sh, wh) + wl, sh + sh);
-    return copysignf(sh + (sl + {_horner("(sh - 3.0f)", g)}), x);"""
+    // tail: t + G(t - 3), t = sqrt(w + wl) in two floats
+    const float t = sqrtf(w), dt = (fmaf(-t, t, w) + wl) / (t + t);
+    return copysignf(t + (dt + {_horner("(t - 3.0f)", g)}), x);"""
 
 
 # The scalar ops, all in float32 unless noted. sqrtf and cbrtf are CUDA's builtins: without

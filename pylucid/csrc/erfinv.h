@@ -7,24 +7,31 @@
  * G = erfinv - s is small (|G| < 0.2), so its rounding errors barely reach the result.
  * Uniform inputs are > 99 % central, so the array is processed in blocks of
  * LUCID_ERFINV_BLOCK_*: every block runs the central path, and only blocks holding a
- * tail input (told by an integer compare of |x|'s bits) run the tail path too.  Both
- * dtypes compute in double with their own polynomial degrees: float32 results are a
- * < 2e-9 relative approximation rounded once (within 1 ULP; exhaustively checked);
- * float64 stays within 2 ULP.  log and exp are our own (exponent by bit
+ * tail input (told by an integer compare of |x|'s bits) run the tail path too.  Each
+ * dtype computes in its own lanes: float64 stays within 2 ULP; float32 lanes, twice as
+ * many per vector, would round too often for 1 ULP, so w is carried as w + wl and the
+ * leading terms (sqrt(pi)/2 + c1 w; s = sqrt(w)) as two floats, the rest in plain
+ * float, and the result rounds once: within 0.75 ULP (exhaustively checked).  The
+ * gradient computes in double for both.  log and exp are our own (exponent by bit
  * manipulation, 64-bit integer shifts and adds only, which AVX2 has).  Special inputs
  * (|x| >= 1, NaN) are classified on the bits (integer compares raise no flags), the
  * arithmetic runs on sanitized values and the results are selected, so no invalid,
  * divide-by-zero or overflow flag is raised: erfinv(+-1) = +-inf, otherwise NaN.
  *
  * Coefficients: tools/fit_erfinv.py (mpmath, Lawson iteration to the weighted minimax
- * polynomial, rounded to double); the comment on each table gives its fitted error.
+ * polynomial, rounded to double or float); the comment on each table gives its fitted error.
  */
 
-/* Horner steps: fused where that is one instruction, plain elsewhere (libm fma is slow). */
+/* Horner steps: fused where that is one instruction, plain elsewhere (libm fma is slow).
+ * LUCID_FMAF: a*b + c rounded once where it matters (float products are exact in double). */
 #if LUCID_HAS_FMA
 #define LUCID_MADD(a, b, c) fma(a, b, c)
+#define LUCID_MADDF(a, b, c) fmaf(a, b, c)
+#define LUCID_FMAF(a, b, c) fmaf(a, b, c)
 #else
 #define LUCID_MADD(a, b, c) ((a) * (b) + (c))
+#define LUCID_MADDF(a, b, c) ((a) * (b) + (c))
+#define LUCID_FMAF(a, b, c) ((float)((double)(a) * (b) + (c)))
 #endif
 
 /* lucid_log_c64: log(m) = 2s + s^3 sum c[k] s^2k, s = (m-1)/(m+1); max relative error 1.47e-18 */
@@ -33,12 +40,11 @@ static const double lucid_log_c64[7] = {
     0.22222198600347892, 0.1818356297964997, 0.15314083331551043,
     0.14795638145601145,
 };
-/* lucid_log_c32: log(m) = 2s + s^3 sum c[k] s^2k, s = (m-1)/(m+1); max relative error 8.04e-10 */
-static const double lucid_log_c32[3] = {
-    0.6666677612860656, 0.3997756848622537, 0.2987109292787576,
+/* lucid_log_f32: log(m) = 2s + s^3 sum c[k] s^2k, s = (m-1)/(m+1); max relative error 8.23e-10 */
+static const float lucid_log_f32[3] = {
+    0.66666776f, 0.39977568f, 0.29871094f,
 };
-/* central tables: c[0] = sqrt(pi)/2 rounded down (p64; LUCID_SQRTPI_2_LO = 0x1.4f38760a41abbp-54),
- * rounded to nearest (p32) */
+/* lucid_erfinv_p64: c[0] = sqrt(pi)/2 rounded down (LUCID_SQRTPI_2_LO = 0x1.4f38760a41abbp-54) */
 /* lucid_erfinv_p64: erfinv(x)/x = sum c[k] w^k, w = -log(1-x^2) in [0, 4]; max relative error 1.02e-17 */
 static const double lucid_erfinv_p64[20] = {
     0.8862269254527579, 0.23201366653465388, 0.011549342038297623,
@@ -49,12 +55,14 @@ static const double lucid_erfinv_p64[20] = {
     -2.3973707767787456e-12, 3.473040138394692e-13, -3.0048908479499366e-14,
     1.4756499611661208e-15, -3.200579234528444e-17,
 };
-/* lucid_erfinv_p32: erfinv(x)/x = sum c[k] w^k, w = -log(1-x^2) in [0, 4]; max relative error 1.04e-09 */
-static const double lucid_erfinv_p32[10] = {
-    0.886226925452758, 0.23201363106052242, 0.01154976405955847,
-    -0.002336817024592393, -0.00012463436150280603, 4.2774265965912414e-05,
-    4.638153173065085e-06, -2.1143301176695996e-06, 2.364497729751814e-07,
-    -9.496252394781689e-09,
+/* lucid_erfinv_p32: c[0] = sqrt(pi)/2 rounded down (LUCID_SQRTPI_2_LO_F = 0x1.1b4ef6aa79c3bp-25),
+ * c[1] rounded before the rest was fitted around it */
+/* lucid_erfinv_p32: erfinv(x)/x = sqrt(pi)/2 + c[1] w + w^2 sum c[k+2] w^k, w = -log(1-x^2) in [0, 4]; max relative error 2.19e-09 */
+static const float lucid_erfinv_p32[10] = {
+    0.8862269f, 0.23201363f, 0.011549793f,
+    -0.0023369053f, -0.00012450587f, 4.267196e-05f,
+    4.6851624e-06f, -2.1267615e-06f, 2.382057e-07f,
+    -9.598823e-09f,
 };
 /* lucid_erfinv_g64: erfinv(x) = s + sum c[k] (s - 4)^k, s = sqrt(w) in [2, 6.01]; max relative error 1.10e-17 */
 static const double lucid_erfinv_g64[31] = {
@@ -70,11 +78,11 @@ static const double lucid_erfinv_g64[31] = {
     5.423694156384643e-15, -2.718235363831432e-16, -2.0119016417916411e-16,
     2.5797390873943307e-17,
 };
-/* lucid_erfinv_g32: erfinv(x) = s + sum c[k] (s - 3)^k, s = sqrt(w) in [2, 4]; max relative error 5.17e-09 */
-static const double lucid_erfinv_g32[9] = {
-    -0.16719800064899978, 0.0026624007542905936, 0.006843073912494129,
-    -0.0034453382124197685, 0.0011466220173809666, -0.00022030669678818097,
-    -4.6635740718033876e-05, 5.60080118253112e-05, -1.4222218342680487e-05,
+/* lucid_erfinv_g32: erfinv(x) = s + sum c[k] (s - 3)^k, s = sqrt(w) in [2, 4]; max relative error 6.04e-09 */
+static const float lucid_erfinv_g32[9] = {
+    -0.167198f, 0.0026624007f, 0.0068430738f,
+    -0.0034453382f, 0.001146622f, -0.0002203067f,
+    -4.663574e-05f, 5.600801e-05f, -1.4222218e-05f,
 };
 /* lucid_exp_c64: e^r = 1 + r + r^2 sum c[k] r^k, |r| <= ln2/2; max relative error 1.07e-17 */
 static const double lucid_exp_c64[10] = {
@@ -89,13 +97,16 @@ static const double lucid_exp_c32[5] = {
     0.008368718066805931, 0.0013814586040771673,
 };
 
-static inline double lucid_horner(double t, const double *c, int n)
-{
-    double p = c[n - 1];
-    _Pragma("GCC unroll 32")
-    for (int k = n - 2; k >= 0; k--) p = LUCID_MADD(p, t, c[k]);
-    return p;
-}
+#define LUCID_HORNER(T, SFX, MADD)                                               \
+    static inline T lucid_horner_##SFX(T t, const T *c, int n)                   \
+    {                                                                            \
+        T p = c[n - 1];                                                          \
+        _Pragma("GCC unroll 32")                                                 \
+        for (int k = n - 2; k >= 0; k--) p = MADD(p, t, c[k]);                   \
+        return p;                                                                \
+    }
+LUCID_HORNER(double, f64, LUCID_MADD)
+LUCID_HORNER(float, f32, LUCID_MADDF)
 
 /* Horner in t^4 over c[r], c[r+4], ... below c[m]. */
 static inline double lucid_chain4(double t4, const double *c, int r, int m)
@@ -112,7 +123,7 @@ static inline double lucid_chain4(double t4, const double *c, int r, int m)
  * carry the value, are still added last. */
 static inline double lucid_poly(double t, const double *c, int n)
 {
-    if (n < 12) return lucid_horner(t, c, n); /* short: Horner has fewer operations */
+    if (n < 12) return lucid_horner_f64(t, c, n); /* short: Horner has fewer operations */
     double t2 = t * t, t4 = t2 * t2;
     const double *d = c + 2;
     int m = n - 2;
@@ -133,6 +144,13 @@ static inline uint64_t lucid_to_bits(double d)
     uint64_t b;
     memcpy(&b, &d, sizeof b);
     return b;
+}
+
+static inline float lucid_from_bits_f32(uint32_t b)
+{
+    float d;
+    memcpy(&d, &b, sizeof d);
+    return d;
 }
 
 /* Selects are written on the bits with all-ones/zero masks: given `c ? a : b` on doubles,
@@ -156,29 +174,43 @@ static inline uint64_t lucid_to_bits(double d)
 /* w = -log(u) for 0 < u = 1 - x^2 <= 1, with u = 2^k m, m in [sqrt(1/2), sqrt(2)).
  * Adding bits(1) - bits(sqrt(1/2)) makes the exponent field step at sqrt(1/2); k + 1023
  * is then a plain shift, and (k+1023) | bits(2^52) is the double 2^52 + k + 1023, so k
- * never passes through an int64 <-> double conversion (none on AVX2).  `precise`
- * (float64) spends a few operations on the last bits; float inputs do not need them. */
-static inline double lucid_neglog(double u, double nx2, int precise, const double *c, int n)
+ * never passes through an int64 <-> double conversion (none on AVX2).
+ * For k = 0, m - 1 = -x^2 is taken as nx2 = -(x*x), rounded relative to x^2 rather
+ * than to 1; log(1+f) = f - (f^2/2 - s (f^2/2 + s^2 L(s^2))): f carries the result,
+ * rounding errors only touch the small corrections; ln2 in two parts. */
+static inline double lucid_neglog(double u, double nx2, const double *c, int n)
 {
     uint64_t b = lucid_to_bits(u);
     uint64_t kb = (b + (0x3ff0000000000000u - 0x3fe6a09e667f3bcdu)) >> 52;
     double f = lucid_from_bits(b - ((kb - 1023) << 52)) - 1;
     double k = lucid_from_bits(kb | 0x4330000000000000u) - 0x1.00000000003ffp52;
-    double s, z, logm;
-    if (!precise) {
-        /* log(1+f) = 2 atanh(s) = 2s + s^3 L(s^2), s = f/(2+f) */
-        s = f / (2 + f), z = s * s;
-        logm = LUCID_MADD(s * z, lucid_poly(z, c, n), s + s);
-        return -k * 0x1.62e42fefa39efp-1 - logm;
-    }
-    /* For k = 0, m - 1 = -x^2 is taken as nx2 = -(x*x), rounded relative to x^2 rather
-     * than to 1; log(1+f) = f - (f^2/2 - s (f^2/2 + s^2 L(s^2))): f carries the result,
-     * rounding errors only touch the small corrections; ln2 in two parts. */
     LUCID_SELECT(int64_t, double, LUCID_MASK(int64_t, kb != 1023), f, nx2);
-    s = f / (2 + f), z = s * s;
+    double s = f / (2 + f), z = s * s;
     double hfsq = 0.5 * f * f;
-    logm = f - (hfsq - s * LUCID_MADD(z, lucid_poly(z, c, n), hfsq));
+    double logm = f - (hfsq - s * LUCID_MADD(z, lucid_poly(z, c, n), hfsq));
     return -LUCID_MADD(k, LUCID_LN2_HI, LUCID_MADD(k, LUCID_LN2_LO, logm));
+}
+
+/* The same in float lanes for float32, w as w + *wl: k as above (int32 <-> float
+ * conversions are single instructions), m - 1 = 2^-k (1 - x^2) - 1 rounded once (for
+ * k = 0, relative to x^2), log(m) = 2 atanh(s) in float, and w = -k ln2 - log(m) rounded
+ * once with *wl its remainder: -k ln2 to twice float precision, the fma's own remainder
+ * rounded (its error is within an ULP of log(m), itself a few ULP off). */
+#define LUCID_LN2_F 0x1.62e430p-1f
+#define LUCID_LN2_LO_F -0x1.05c610p-29f /* ln2 - LUCID_LN2_F */
+static inline float lucid_neglog_f32(float x, float *wl)
+{
+    uint32_t b;
+    float u = LUCID_FMAF(-x, x, 1.0f);
+    memcpy(&b, &u, sizeof b);
+    uint32_t kb = (b + (0x3f800000u - 0x3f3504f3u)) >> 23;
+    float sc = lucid_from_bits_f32((254 - kb) << 23); /* 2^-k */
+    float f = LUCID_FMAF(-x, x * sc, sc - 1);
+    float s = f / (2 + f), z = s * s;
+    float logm = LUCID_MADDF(s * z, lucid_horner_f32(z, lucid_log_f32, 3), s + s);
+    float nk = (float)(int32_t)(127 - kb), w = LUCID_FMAF(nk, LUCID_LN2_F, -logm);
+    *wl = LUCID_MADDF(nk, LUCID_LN2_LO_F, LUCID_FMAF(nk, LUCID_LN2_F, -w) - logm);
+    return w;
 }
 
 /* a*b - p exactly, for p = a*b rounded (and no overflow). */
@@ -213,18 +245,19 @@ static inline double lucid_fma(double a, double b, double c)
 }
 
 /* Elements per block: ~14 % of blocks of 16 uniform inputs hold a tail element.  16 fills
- * whole zmm vectors of doubles with AVX-512 (8 doubles per block left it no faster than
- * AVX2) and measured as fast as 8 with AVX2. */
+ * whole zmm vectors with AVX-512 (8 doubles per block left it no faster than AVX2) and
+ * measured about as fast as 8 with AVX2.  The block is inlined into the array loop, which
+ * then keeps its constants in registers. */
 #define LUCID_ERFINV_BLOCK_f32 16
 #define LUCID_ERFINV_BLOCK_f64 16
 /* Streaming inputs: the hardware prefetchers alone leave a kernel this short waiting on
  * memory (10^7 elements ran ~40 % slower than in cache); fetch ahead explicitly. */
 #define LUCID_ERFINV_PREFETCH 2048 /* bytes ahead */
-/* sqrt(pi)/2 - CEN[0] > 0 (CEN[0] is sqrt(pi)/2 rounded down, so that x * (w P1(w) + LO)
- * has the sign of x and erfinv(-0) = -0): x * sqrt(pi)/2 rounds once, as
- * x * CEN[0] + x * (w P1(w) + LO) with the first product exact.  float64 only: for
- * float32, x * P(w) in double with P(0) = sqrt(pi)/2 rounded to nearest is plenty. */
+/* sqrt(pi)/2 - c[0] > 0 (the tables' c[0] is sqrt(pi)/2 rounded down, so that the low
+ * part has the sign of x and erfinv(-0) = -0): x * sqrt(pi)/2 rounds once, as
+ * x * c[0] + x * (... + LO) with the first product exact. */
 #define LUCID_SQRTPI_2_LO 0x1.4f38760a41abbp-54
+#define LUCID_SQRTPI_2_LO_F 0x1.1b4ef6aa79c3bp-25f
 #define LUCID_ERFINV_W0 4.0   /* central/tail boundary in w */
 /* Bits of the least |x| of each dtype with -log(1-x^2) >= W0 (4.0000048, 4 + 2e-15):
  * tail lanes are told apart on the input bits, so that the test of a block is integer
@@ -232,8 +265,7 @@ static inline double lucid_fma(double a, double b, double c)
 #define LUCID_ERFINV_XT_f32 0x3f7da510
 #define LUCID_ERFINV_XT_f64 0x3fefb4a1e80d0329
 
-/* 1 - x^2 for |x| < 1, rounded once (1 - x*x is exact where it matters, x*x >= 1/2);
- * float inputs give exact factors in double. */
+/* 1 - x^2 for |x| < 1, rounded once (1 - x*x is exact where it matters, x*x >= 1/2). */
 static inline double lucid_one_minus_sq(double x)
 {
 #if LUCID_HAS_FMA
@@ -243,42 +275,63 @@ static inline double lucid_one_minus_sq(double x)
     return (1 - p) - lucid_mul_lo(x, x, p);
 #endif
 }
-#define LUCID_ONE_MINUS_SQ_f64(x) lucid_one_minus_sq(x)
-#define LUCID_ONE_MINUS_SQ_f32(x) ((1 - (x)) * (1 + (x)))
-/* central result in double: float64 rounds x sqrt(pi)/2 once (see LUCID_SQRTPI_2_LO) */
-#define LUCID_CENTRAL_f64(xs, w, CEN)                                            \
-    lucid_fma(xs, CEN[0], xs * LUCID_MADD(w, lucid_poly(w, CEN + 1,              \
-              sizeof CEN / sizeof CEN[0] - 1), LUCID_SQRTPI_2_LO))
-#define LUCID_CENTRAL_f32(xs, w, CEN) (xs * lucid_poly(w, CEN, sizeof CEN / sizeof CEN[0]))
-/* tail: s + ds = sqrt(w) to twice double precision for float64; float32 needs only s */
-#define LUCID_SQRT_LO_f64(w, s)                                                  \
-    (((w - s * s) - lucid_mul_lo(s, s, s * s)) / (s + s))
-#define LUCID_SQRT_LO_f32(w, s) 0.0
 
-/* T: the dtype; I: the signed integer of its size; ONE, INF, QNAN: bits of 1, inf and
- * NaN in T; LOG, CEN, TAIL: coefficient tables and TC the tail's expansion point.
+/* float32 central: P(w) = c0 + c1 (w + wl) + w^2 R(w) as ph + pl, with ph = c0 + c1 w
+ * rounded and its remainder from an fma (c0 - ph is exact), R (< 3 % of P) in float;
+ * then x * (ph + pl) rounds once (scaled by 2^64 and back: exact, but lest x * pl,
+ * rounded, be subnormal and cost 1/2 ULP). */
+static inline float lucid_central_f32(float x, float w, float wl)
+{
+    const float *c = lucid_erfinv_p32;
+    float ph = LUCID_FMAF(c[1], w, c[0]);
+    float pl = LUCID_MADDF(c[1], wl, LUCID_FMAF(c[1], w, c[0] - ph)) +
+               (w * w * lucid_horner_f32(w, c + 2, 8) + LUCID_SQRTPI_2_LO_F);
+    x *= 0x1p64f;
+    return LUCID_FMAF(x, ph, x * pl) * 0x1p-64f;
+}
+
+/* Per dtype: w (+ wl, float32 only) and the central result; the tail's s + ds = sqrt(w + wl)
+ * to twice the precision of the lanes; M(fn): fn of the lane type. */
+#define LUCID_NEGLOG_f64(x, wl)                                                  \
+    (*(wl) = 0, lucid_neglog(lucid_one_minus_sq(x), -((x) * (x)), lucid_log_c64,   \
+                             sizeof lucid_log_c64 / sizeof lucid_log_c64[0]))
+#define LUCID_NEGLOG_f32(x, wl) lucid_neglog_f32(x, wl)
+#define LUCID_CENTRAL_f64(xs, w, wl)                                             \
+    lucid_fma(xs, lucid_erfinv_p64[0],                                           \
+              xs * LUCID_MADD(w, lucid_poly(w, lucid_erfinv_p64 + 1,             \
+                                            sizeof lucid_erfinv_p64 / sizeof lucid_erfinv_p64[0] - 1), \
+                              LUCID_SQRTPI_2_LO))
+#define LUCID_CENTRAL_f32(xs, w, wl) lucid_central_f32(xs, w, wl)
+#define LUCID_SQRT_LO_f64(w, wl, s) /* wl = 0 */                                 \
+    ((void)(wl), ((w - s * s) - lucid_mul_lo(s, s, s * s)) / (s + s))
+#define LUCID_SQRT_LO_f32(w, wl, s) ((LUCID_FMAF(-s, s, w) + wl) / (s + s))
+#define LUCID_POLY_f64 lucid_poly
+#define LUCID_POLY_f32 lucid_horner_f32
+#define LUCID_M_f64(fn) fn
+#define LUCID_M_f32(fn) fn##f
+
+/* T: the dtype, also of the lanes; I: the signed integer of its size; ONE, INF, QNAN:
+ * bits of 1, inf and NaN in T; TAIL: the tail's table and TC its expansion point.
  * The remainder of n goes through a zero-padded copy so that every block has the same
  * fixed length. */
-#define LUCID_ERFINV_KERNELS(T, SFX, I, ONE, INF, QNAN, LOG, CEN, TAIL, TC)       \
-    static void lucid_erfinv_block_##SFX(T *y, const T *x)                       \
+#define LUCID_ERFINV_KERNELS(T, SFX, I, ONE, INF, QNAN, TAIL, TC)                \
+    static inline __attribute__((always_inline)) void lucid_erfinv_block_##SFX(T *y, const T *x) \
     {                                                                            \
         enum { B = LUCID_ERFINV_BLOCK_##SFX };                                   \
-        double wv[B], xv[B];                                                     \
+        T wv[B], lv[B], xv[B];                                                   \
         I tail = 0;                                                              \
         _Pragma("omp simd reduction(|:tail)")                                    \
         for (int j = 0; j < B; j++) {                                            \
             I bits, sign, ab, in, cb;                                            \
-            T xc, yj;                                                            \
+            T xc, yj, wl, w;                                                     \
             memcpy(&bits, &x[j], sizeof bits);                                   \
             sign = bits & (I)((I)1 << (8 * sizeof(I) - 1));                      \
             ab = bits ^ sign;                                                    \
             in = LUCID_MASK(I, ab < (I)ONE);                                     \
             cb = bits & in; /* NaN, inf, |x| >= 1 -> 0 */                        \
             memcpy(&xc, &cb, sizeof xc);                                         \
-            double xs = xc;                                                      \
-            double w = lucid_neglog(LUCID_ONE_MINUS_SQ_##SFX(xs), -(xs * xs),    \
-                                    sizeof(T) == 8, LOG, sizeof LOG / sizeof LOG[0]); \
-            yj = (T)(LUCID_CENTRAL_##SFX(xs, w, CEN));                           \
+            w = LUCID_NEGLOG_##SFX(xc, &wl);                                     \
+            yj = LUCID_CENTRAL_##SFX(xc, w, wl);                                 \
             /* |x| = 1: inf of the sign of x; |x| > 1 or NaN: NaN */             \
             I eq = LUCID_MASK(I, ab == (I)ONE);                                  \
             I special = ((sign | (I)INF) & eq) | ((I)QNAN & ~eq);                \
@@ -287,21 +340,22 @@ static inline double lucid_one_minus_sq(double x)
             LUCID_SELECT(I, T, in, yj, sp);                                      \
             y[j] = yj;                                                           \
             wv[j] = w;                                                           \
-            xv[j] = xs;                                                          \
+            lv[j] = wl;                                                          \
+            xv[j] = xc;                                                          \
             tail |= ab >= (I)LUCID_ERFINV_XT_##SFX; /* specials too: harmless */ \
         }                                                                        \
         if (tail) {                                                              \
             _Pragma("omp simd")                                                  \
             for (int j = 0; j < B; j++) {                                        \
                 /* central lanes (and specials, w = 0) run on w = W0 (no 0/0 in  \
-                 * the float64 ds) and are discarded */                          \
-                I tl = LUCID_MASK(I, wv[j] >= LUCID_ERFINV_W0);                  \
-                double w = wv[j];                                                \
-                LUCID_SELECT(int64_t, double, (int64_t)tl, w, LUCID_ERFINV_W0);  \
-                double s = sqrt(w);                                              \
-                double ds = LUCID_SQRT_LO_##SFX(w, s);                           \
-                T yt = (T)copysign(s + (ds + lucid_poly(s - TC, TAIL,            \
-                                        sizeof TAIL / sizeof TAIL[0])), xv[j]);  \
+                 * ds) and are discarded */                                      \
+                I tl = LUCID_MASK(I, wv[j] >= (T)LUCID_ERFINV_W0);               \
+                T w = wv[j];                                                     \
+                LUCID_SELECT(I, T, tl, w, (T)LUCID_ERFINV_W0);                   \
+                T s = LUCID_M_##SFX(sqrt)(w);                                    \
+                T ds = LUCID_SQRT_LO_##SFX(w, lv[j], s);                         \
+                T yt = LUCID_M_##SFX(copysign)(s + (ds + LUCID_POLY_##SFX(s - (T)TC, TAIL, \
+                                               sizeof TAIL / sizeof TAIL[0])), xv[j]); \
                 LUCID_SELECT(I, T, tl, yt, y[j]);                                \
                 y[j] = yt;                                                       \
             }                                                                    \
@@ -327,10 +381,9 @@ static inline double lucid_one_minus_sq(double x)
     }
 
 LUCID_ERFINV_KERNELS(float, f32, int32_t, 0x3f800000, 0x7f800000, 0x7fc00000,
-                     lucid_log_c32, lucid_erfinv_p32, lucid_erfinv_g32, 3.0)
+                     lucid_erfinv_g32, 3.0)
 LUCID_ERFINV_KERNELS(double, f64, int64_t, 0x3ff0000000000000, 0x7ff0000000000000,
-                     0x7ff8000000000000, lucid_log_c64, lucid_erfinv_p64, lucid_erfinv_g64,
-                     4.0)
+                     0x7ff8000000000000, lucid_erfinv_g64, 4.0)
 
 /* e^(zh + zl) for zh >= 0 (zl a small correction), overflowing to inf, NaN kept.
  * k = round(zh/ln2) comes from the 2^52 + 2^51 rounding trick, whose low bits are k, so

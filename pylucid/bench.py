@@ -26,6 +26,11 @@ output buffers are allocated once, outside the timed call):
   ``pylucid.grad``.
 
 At 10^3 elements a figure in ns per element is also the time of one call in µs.
+
+``--isa avx2`` reruns the benchmark with every library capped at AVX2 + FMA through its own
+documented switch (``ISA_CAPS``): the closest this machine can come to an AVX2-only one, such as
+the reference machine of the issue's peer table. It caps instruction sets only: the
+microarchitecture, and MKL's dispatch on AMD CPUs, stay this machine's.
 Threads: "1" sets ``pylucid._kernels.set_num_threads(1)`` and ``torch.set_num_threads(1)``;
 "all" sets both to the machine's maximum. NumPy and SciPy are single-threaded; JAX (XLA's
 thread pool) and MLX keep their own threading in both modes, which cannot be changed in-process.
@@ -480,6 +485,15 @@ def plot(results, peers, path):
 # Command line
 
 
+# Environment switches that cap each library at AVX2 + FMA (read when each one loads, hence the
+# fresh process): NumPy's dispatch, PyTorch's ATen kernels, MKL (PyTorch's erfinv), XLA (JAX).
+ISA_CAPS = {"avx2": {"PYLUCID_ISA": "avx2",
+                     "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+                     "ATEN_CPU_CAPABILITY": "avx2",
+                     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+                     "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}}
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m pylucid bench", description=__doc__.split("\n")[0])
     p.add_argument("--size", type=int, default=10**7, help="elements for the main table")
@@ -493,6 +507,8 @@ def parse_args(argv):
                    help="columns to measure (those not installed are dropped)")
     p.add_argument("--plot", metavar="FILE.png", help="also draw a grouped bar chart")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--isa", choices=list(ISA_CAPS),
+                   help="cap every library (pylucid and its peers) at this instruction set")
     return p.parse_args(argv)
 
 
@@ -508,7 +524,16 @@ def environment_line():
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    if args.isa and platform.machine().lower() not in ("x86_64", "amd64"):
+        print(f"--isa {args.isa} is an x86-64 instruction set", file=sys.stderr)
+        return 2
+    caps = ISA_CAPS.get(args.isa, {})
+    if any(os.environ.get(k) != v for k, v in caps.items()):  # rerun with the caps in place
+        import subprocess
+        return subprocess.run([sys.executable, "-m", "pylucid", "bench", *argv],
+                              env={**os.environ, **caps}).returncode
     if args.plot:  # fail before a long run, not after it
         try:
             import matplotlib  # noqa: F401
@@ -535,8 +560,11 @@ def main(argv=None):
 
     print("## pylucid benchmark\n")
     print("`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m pylucid bench "
-          + " ".join(sys.argv[2:] if argv is None else argv) + "`\n")
+          + " ".join(argv) + "`\n")
     print(environment_line() + "\n")
+    if caps:
+        print("Every library capped at " + args.isa + ": " + ", ".join(
+            f"`{k}={v}`" for k, v in caps.items()) + "\n")
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         if var in os.environ:
             print(f"**warning**: {var} is set; NumPy may be slowed. Unset it (see above).\n")

@@ -1,6 +1,7 @@
 """Smoke tests of ``python -m pylucid bench`` (pylucid/bench.py): it runs on tiny sizes and
 prints the tables; peers that are not installed are dropped, never an error."""
 import math
+import platform
 
 import numpy as np
 import pytest
@@ -92,3 +93,15 @@ def test_plot(tmp_path, capsys):
     assert bench.main(["--size", "200", "--small-size", "0", "--repeat", "1", "--threads", "1",
                        "--ops", "sqrt", "--quiet", "--plot", str(path)]) == 0
     assert path.stat().st_size > 1000
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86-64 only")
+def test_isa_cap_reruns_with_every_library_capped(capfd):
+    assert bench.main(["--isa", "avx2", "--size", "200", "--small-size", "0", "--repeat", "1",
+                       "--threads", "1", "--ops", "sqrt", "--dtypes", "float32",
+                       "--peers", "NumPy", "pylucid", "--quiet"]) == 0
+    out = capfd.readouterr().out
+    assert "Every library capped at avx2: `PYLUCID_ISA=avx2`" in out
+    assert "NPY_DISABLE_CPU_FEATURES" in out and "| sqrt f32 |" in out
+    if _kernels.simd_level() != "baseline":
+        assert "pylucid kernels avx2+fma" in out

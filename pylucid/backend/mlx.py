@@ -12,8 +12,7 @@ MLX device     forward (sqrt, cube_root, erfinv)             backward (``*_backw
 =============  ============================================  ===========================================
 CUDA GPU       one custom kernel each (mlx_kernels.py):      one fused custom kernel each: 16-byte
                16-byte vector loads/stores; sqrtf, cbrtf;    vector loads/stores; g/(2y), g/(3yy) in
-               erfinv: the CPU kernel's float32 tables in    float32, erfinv's in double
-               float32 with two-float steps
+               erfinv: the CPU kernel's float32 algorithm    float32, erfinv's in double
 Metal GPU      cube_root: custom kernel (precise::cbrt);     mx.compile'd formulas (MLX's own kernels,
                sqrt, erfinv: MLX's own ops                   fused into one)
 CPU            sqrt: mx.sqrt; cube_root: mx.compile'd        sqrt, cube_root: mx.compile'd formulas;
@@ -27,9 +26,10 @@ float32 (MLX's default float). float64: MLX's GPU has none, so a float64 input o
 CPU kernels (exact, identical to ``pylucid.ufuncs``).
 
 Accuracy (float32, against the true value): sqrt is correctly rounded everywhere; cube_root
-is within 1 ulp (cbrtf on CUDA; the CPU formula measured 0.73 ulp); erfinv on CUDA is within
-0.73 ulp on every float32 input (``python -m pylucid.verify --gpu``; CUDA's own erfinvf: 2.49), on
-the CPU device it is pylucid's CPU kernel (0.58 ulp). MLX's own CPU ``erfinv`` is 2.4 ulp off
+is within 1 ulp (cbrtf on CUDA; the CPU formula measured 0.73 ulp); erfinv on CUDA runs the
+CPU kernel's float32 algorithm and returns its results bit for bit (0.75 ulp at most, every
+float32 input: ``python -m pylucid.verify --gpu``; CUDA's own erfinvf is 2.49 ulp off), and on
+the CPU device it is pylucid's CPU kernel. MLX's own CPU ``erfinv`` is 2.4 ulp off
 and its ``exp`` up to ~20 ulp for arguments near 16, which is why erfinv and its gradient use
 pylucid's CPU kernels on MLX's CPU device (through a zero-copy NumPy view of the MLX buffer).
 The float32 backward results on CUDA and CPU are bit-identical to ``pylucid.ufuncs``'s.

@@ -389,13 +389,17 @@ LUCID_ERFINV_KERNELS(double, f64, int64_t, 0x3ff0000000000000, 0x7ff000000000000
  * k = round(zh/ln2) comes from the 2^52 + 2^51 rounding trick, whose low bits are k, so
  * 2^(k-1) is built by integer adds and shifts alone (k <= 1024 below the overflow
  * threshold, where 2^(k-1) * 2 overflows as it should).  Beyond it the reduction is
- * meaningless and inf is selected. */
-static inline double lucid_exp_pos(double zh, double zl, const double *c, int n)
+ * meaningless and inf is selected.  `precise` (float64) reduces with ln2 in two parts; a
+ * float result needs r = zh - k ln2 only to ~2^-40: one multiply-add (this loop is bound by
+ * its operation count: with AVX2 0.98 -> 0.80 ns per float, in cache). */
+static inline double lucid_exp_pos(double zh, double zl, const double *c, int n, int precise)
 {
-    double t = zh * 0x1.71547652b82fep0 + 0x1.8p52;
+    double t = precise ? zh * 0x1.71547652b82fep0 + 0x1.8p52
+                       : LUCID_MADD(zh, 0x1.71547652b82fep0, 0x1.8p52);
     double kd = t - 0x1.8p52;
     double scale = lucid_from_bits((lucid_to_bits(t) + 1022) << 52);
-    double r = (zh - kd * LUCID_LN2_HI) - kd * LUCID_LN2_LO + zl;
+    double r = precise ? (zh - kd * LUCID_LN2_HI) - kd * LUCID_LN2_LO + zl
+                       : LUCID_MADD(-kd, 0x1.62e42fefa39efp-1, zh);
     double e = (1 + LUCID_MADD(r * r, lucid_poly(r, c, n), r)) * scale * 2;
     LUCID_SELECT(int64_t, double, LUCID_MASK(int64_t, !(zh > 709.8)), e, (double)INFINITY);
     return e;
@@ -417,7 +421,7 @@ static inline double lucid_exp_pos(double zh, double zl, const double *c, int n)
             for (int i = b; i < end; i++) {                                      \
                 double yi = y[i], zh = yi * yi;                                  \
                 double e = lucid_exp_pos(zh, lucid_sq_lo_##SFX(yi, zh), EXP,     \
-                                         sizeof EXP / sizeof EXP[0]);            \
+                                         sizeof EXP / sizeof EXP[0], sizeof(T) == 8); \
                 gx[i] = (T)(0.88622692545275801 * e * (double)g[i]);             \
             }                                                                    \
         }                                                                        \

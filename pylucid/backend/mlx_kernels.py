@@ -22,6 +22,7 @@ contiguous arrays), so sizes never become template arguments and one compiled ke
 every size. Kernel names carry a hash of the source, so MLX's on-disk PTX cache
 (keyed by name) can never serve a stale build of an edited kernel.
 """
+import functools
 import hashlib
 import os
 import re
@@ -38,7 +39,9 @@ typedef unsigned long long pl_uptr;
 """
 
 
+@functools.lru_cache(maxsize=None)
 def _c_source():
+    """csrc/erfinv.h, read once for the tables and constants the CUDA erfinv shares with it."""
     with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "csrc", "erfinv.h")) as f:
         return f.read()
 

@@ -66,9 +66,9 @@ def domain(op, n, seed=0):
     return x.astype(np.float32)
 
 
-# against pylucid.ufuncs's float32 results (erfinv: the CPU kernel's algorithm on CUDA, MLX's
-# own erfinv on Metal)
-ULP = {"sqrt": 0, "cube_root": 2, "erfinv": 2 if B.platform() == "metal" else 0}
+# against pylucid.ufuncs's float32 results (erfinv: the CPU kernel's algorithm on CUDA, its
+# tail's sqrt from the hardware rsqrt; MLX's own erfinv on Metal)
+ULP = {"sqrt": 0, "cube_root": 2, "erfinv": {"metal": 2, "cuda": 1}.get(B.platform(), 0)}
 
 EDGES = {
     "sqrt": ([4.0, 0.0, -0.0, np.inf, -1.0, -np.inf, np.nan, 2.0],
@@ -103,7 +103,8 @@ def test_forward_float32_matches_cpu_kernels(op):
 def test_erfinv_float32_within_one_ulp_where_it_is_hardest():
     """Near +-1 (w = -log(1 - x^2) carried in two floats), at the central/tail boundary
     (|x| ~ 0.9908), tiny inputs around 2^-30 and subnormals (where x * pl would underflow
-    without the kernel's 2^64 scaling); bit for bit the CPU kernel's results."""
+    without the kernel's 2^64 scaling). Central inputs give the CPU kernel's results bit for
+    bit; in the tail (sqrt from the hardware rsqrt on CUDA) they may differ by one ulp."""
     one = np.float32(1)
     near_one = one - np.arange(1, 4097, dtype=np.float32) * np.float32(2**-24)
     boundary = (np.float32(0.99079).view(np.int32) + np.arange(-2000, 2000, dtype=np.int32)
@@ -117,7 +118,10 @@ def test_erfinv_float32_within_one_ulp_where_it_is_hardest():
     err = np.abs(y - ref) / np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
     assert err.max() <= 1.0, (err.max(), x[err.argmax()])
     np.testing.assert_array_equal(np.signbit(y), np.signbit(x))
-    np.testing.assert_array_equal(y.astype(np.float32).view(np.uint32), ufuncs.erfinv(x).view(np.uint32))
+    bits, cpu_bits = y.astype(np.float32).view(np.int32), ufuncs.erfinv(x).view(np.int32)
+    central = np.abs(x) < np.float32(0.99079)   # w = -log(1 - x^2) < 4, by a margin
+    np.testing.assert_array_equal(bits[central], cpu_bits[central])
+    assert np.abs(bits[~central] - cpu_bits[~central]).max() <= 1
 
 
 @pytest.mark.parametrize("op", OPS)

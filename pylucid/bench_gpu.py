@@ -21,6 +21,7 @@ PyTorch, and cube_root's forward against PyTorch's sqrt (the same bytes, so the 
 import argparse
 import collections
 import math
+import multiprocessing
 import statistics
 import sys
 import time
@@ -215,6 +216,15 @@ def measure(n, frameworks, trials):
             for key, ts in times.items() if ts}
 
 
+def _measure_size(n, frameworks, trials, config):
+    """measure() and copy_ceiling() for one size, in the process it is called in (main runs it
+    in a fresh one per size: after the 2**28 runs, MLX's 2**24 throughput in the same process
+    was seen to drop to about half, while a fresh process measures it as in isolation)."""
+    from .backend import mlx as B
+    B.CONFIG.update(config)
+    return measure(n, frameworks, trials), copy_ceiling(n, trials)
+
+
 def copy_ceiling(n, trials):
     try:
         import torch
@@ -356,10 +366,11 @@ def main(argv=None):
         print(f"  CONFIG = {B.CONFIG!r}", flush=True)
 
     tables = []
+    spawn = multiprocessing.get_context("spawn")
     for k in args.log2n:
         n = 1 << k
-        res = measure(n, args.frameworks, args.trials)
-        ceiling = copy_ceiling(n, args.trials)
+        with spawn.Pool(1) as pool:   # a fresh process per size, see _measure_size
+            res, ceiling = pool.apply(_measure_size, (n, args.frameworks, args.trials, B.CONFIG))
         tables.append((k, n, res, ceiling))
         print(f"  measured 2^{k}", flush=True)
 

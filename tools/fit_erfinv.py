@@ -183,6 +183,19 @@ def fit_exp(name, deg):
     show(name, dd, worst, "e^r = 1 + r + r^2 sum c[k] r^k, |r| <= ln2/2")
 
 
+def fit_grad_f32(name, deg):
+    # float32 gradient: C e^r = Ch (1 + r) + S(r), C = sqrt(pi)/2, Ch = C rounded to float,
+    # |r| <= ln2/2; the kernel adds Ch (1 + r) in two floats and S (< 8 % of C e^r) in float.
+    ch = flt(SQPI2)
+    h = mp.log(2) / 2 * mp.mpf(1.0001)
+    f = lambda r: SQPI2 * mp.exp(r) - ch * (1 + r)
+    wt = lambda r: 1 / (SQPI2 * mp.exp(r))
+    c, ctr, hw = lawson(f, wt, -h, h, deg)
+    worst, dd = check(f, wt, -h, h, to_var(c, ctr, hw, 0), 0, flt)
+    show(name, dd, worst, "sqrt(pi)/2 e^r = Ch (1 + r) + sum c[k] r^k, Ch = sqrt(pi)/2 "
+         "rounded to float, |r| <= ln2/2", flt)
+
+
 if __name__ == "__main__":
     # The tables of erfinv.h, in its order.  Degrees: the lowest meeting the error
     # budget (float64 < ~1e-16 relative; float32 < ~1e-8, a sixth of a float ULP).
@@ -195,3 +208,4 @@ if __name__ == "__main__":
     fit_tail("lucid_erfinv_g32", 2, 4.0, 3, 8, flt)
     fit_exp("lucid_exp_c64", 9)
     fit_exp("lucid_exp_c32", 4)
+    fit_grad_f32("lucid_grad_s32", 6)

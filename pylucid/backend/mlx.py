@@ -33,7 +33,8 @@ pylucid.verify --gpu``; CUDA's own erfinvf is 2.49 ulp off), the CPU's results b
 kernel. MLX's own CPU ``erfinv`` is 2.4 ulp off
 and its ``exp`` up to ~20 ulp for arguments near 16, which is why erfinv and its gradient use
 pylucid's CPU kernels on MLX's CPU device (through a zero-copy NumPy view of the MLX buffer).
-The float32 backward results on CUDA and CPU are bit-identical to ``pylucid.ufuncs``'s.
+The float32 backward results on CUDA are bit-identical to ``pylucid.ufuncs``'s (erfinv's:
+computed in double, within one ulp of the CPU's float-lane kernel).
 Edge values are those of the CPU kernels: sqrt(-0) = -0, sqrt(x<0) = NaN; cube_root(-8) = -2,
 cube_root(+-0) = +-0, cube_root(+-inf) = +-inf; erfinv(+-1) = +-inf, erfinv(|x|>1) = NaN,
 erfinv(-0) = -0; NaN in, NaN out.
@@ -59,7 +60,7 @@ CONFIG = {  # as tuned on an H200 (MLX 0.32.4, CUDA 13): the configuration of th
     "erfinv": ("erfinv", 2, 128, False),
     "sqrt_backward": ("sqrt_backward", 1, 128, False),
     "cube_root_backward": ("cube_root_backward", 1, 128, False),
-    "erfinv_backward": ("erfinv_backward", 2, 128, False),   # double exp: bit-exact vs CPU
+    "erfinv_backward": ("erfinv_backward", 2, 128, False),   # in double, rounded once
 }
 _MAX_CUDA_ELEMENTS = 2**31 - 1
 

@@ -12,7 +12,9 @@
  * many per vector, would round too often for 1 ULP, so w is carried as w + wl and the
  * leading terms (sqrt(pi)/2 + c1 w; s = sqrt(w)) as two floats, the rest in plain
  * float, and the result rounds once: within 0.75 ULP (exhaustively checked).  The
- * gradient computes in double for both.  log and exp are our own (exponent by bit
+ * gradient computes in double for float64; float32 in float lanes, the leading terms in
+ * two floats (within 0.65 ULP), except for the lanes of an extreme or special y or g,
+ * which keep double.  log and exp are our own (exponent by bit
  * manipulation, 64-bit integer shifts and adds only, which AVX2 has).  Special inputs
  * (|x| >= 1, NaN) are classified on the bits (integer compares raise no flags), the
  * arithmetic runs on sanitized values and the results are selected, so no invalid,
@@ -409,7 +411,115 @@ static inline double lucid_exp_pos(double zh, double zl, const double *c, int n,
 #define lucid_sq_lo_f64(y, zh) lucid_mul_lo(y, y, zh)
 #define lucid_sq_lo_f32(y, zh) 0.0
 
-#define LUCID_ERFINV_GRAD_KERNELS(T, SFX, EXP)                                   \
+/* (sqrt(pi)/2) e^(y^2) g in double lanes, rounded once to T: float64, and the float32
+ * lanes outside the fast path's range (specials included). */
+#define LUCID_GRAD_DOUBLE(T, SFX, EXP)                                           \
+    static inline T lucid_erfinv_grad_double_##SFX(T y, T g)                     \
+    {                                                                            \
+        double yi = y, zh = yi * yi;                                             \
+        double e = lucid_exp_pos(zh, lucid_sq_lo_##SFX(yi, zh), EXP,             \
+                                 sizeof EXP / sizeof EXP[0], sizeof(T) == 8);    \
+        return (T)(0.88622692545275801 * e * (double)g);                         \
+    }
+LUCID_GRAD_DOUBLE(float, f32, lucid_exp_c32)
+LUCID_GRAD_DOUBLE(double, f64, lucid_exp_c64)
+
+/* lucid_grad_s32: sqrt(pi)/2 e^r = Ch (1 + r) + sum c[k] r^k, Ch = sqrt(pi)/2 rounded to float, |r| <= ln2/2; max relative error 3.00e-09 */
+static const float lucid_grad_s32[7] = {
+    -2.6131588e-08f, 5.585983e-09f, 0.4431134f,
+    0.1477023f, 0.036927503f, 0.0074219946f,
+    0.0012262556f,
+};
+#define LUCID_SQRTPI_2_F 0x1.c5bf8ap-1f /* Ch */
+/* Fast float32 lanes (bits of |y|, |g|): y = 0 or 2^-50 <= |y| <= 6, g = 0 or
+ * 2^-100 <= |g| <= 2^72, so that y^2 = h + l, g 2^k (k <= 52), the result and its parts
+ * are normal and finite, and no flag but inexact is raised; other lanes run in double. */
+#define LUCID_GRAD_Y_MIN 0x26800000u
+#define LUCID_GRAD_Y_MAX 0x40c00000u
+#define LUCID_GRAD_G_MIN 0x0d800000u
+#define LUCID_GRAD_G_MAX 0x63800000u
+
+/* (sqrt(pi)/2) e^(y^2) g for a fast lane, in float within 1 ULP: y^2 = h + l exactly,
+ * h = k ln2 + r with r exact (|r| <= ln2/2; k ln2 to twice float precision in LN2_F,
+ * LN2_LO_F) and c = l - k LN2_LO_F (tiny, e^c = 1 + c); C e^r = a + lo with the leading
+ * Ch (1 + r) in two floats (a is offset by -2^-16 so that lo > 0: a zero g then keeps
+ * its sign) and S(r) < 8 % in float; the result rounds once, from a fma of (a + lo) and
+ * g 2^k (exact). */
+static inline float lucid_erfinv_grad_fast_f32(float y, float g)
+{
+    const float ch = LUCID_SQRTPI_2_F;
+    float h = y * y, l = LUCID_FMAF(y, y, -h);
+    float t = LUCID_MADDF(h, 0x1.715476p0f, 0x1.8p23f); /* 2^23 + 2^22 + k */
+    float kf = t - 0x1.8p23f;
+    float r = LUCID_FMAF(-kf, LUCID_LN2_F, h);
+    float c = LUCID_MADDF(-kf, LUCID_LN2_LO_F, l);
+    float a = LUCID_FMAF(r, ch, ch - 0x1p-16f);
+    float lo = LUCID_FMAF(r, ch, ch - a) + lucid_grad_s32[0];
+    lo = LUCID_MADDF(lucid_horner_f32(r, lucid_grad_s32 + 1, 6), r, lo);
+    lo = LUCID_MADDF(a + lo, c, lo);
+    uint32_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    float gs = g * lucid_from_bits_f32((tb << 23) + 0x3f800000u); /* g 2^k */
+    return LUCID_FMAF(a, gs, lo * gs);
+}
+
+/* 0 -> all ones: below any bound. */
+#define LUCID_GRAD_LANE_OK(yb, gb)                                               \
+    ((yb <= LUCID_GRAD_Y_MAX) & (yb - 1 >= LUCID_GRAD_Y_MIN - 1) &               \
+     (gb <= LUCID_GRAD_G_MAX) & (gb - 1 >= LUCID_GRAD_G_MIN - 1))
+
+static inline int32_t lucid_grad_lane_ok_f32(float y, float g)
+{
+    uint32_t yb, gb;
+    memcpy(&yb, &y, sizeof yb);
+    memcpy(&gb, &g, sizeof gb);
+    yb &= 0x7fffffffu;
+    gb &= 0x7fffffffu;
+    return LUCID_MASK(int32_t, LUCID_GRAD_LANE_OK(yb, gb));
+}
+
+/* Whether all of y[b:end], g[b:end] are fast lanes, from the maxima of the bits of |y|,
+ * |g| and the minima of the bits less 1 (NaN is above the maxima). */
+static inline int lucid_grad_block_ok_f32(const float *g, const float *y, int b, int end)
+{
+    uint32_t ymax = 0, gmax = 0, ymin = 0xffffffffu, gmin = 0xffffffffu;
+    _Pragma("omp simd reduction(max:ymax, gmax) reduction(min:ymin, gmin)")
+    for (int i = b; i < end; i++) {
+        uint32_t yb, gb;
+        memcpy(&yb, &y[i], sizeof yb);
+        memcpy(&gb, &g[i], sizeof gb);
+        yb &= 0x7fffffffu;
+        gb &= 0x7fffffffu;
+        ymax = yb > ymax ? yb : ymax;
+        gmax = gb > gmax ? gb : gmax;
+        ymin = yb - 1 < ymin ? yb - 1 : ymin;
+        gmin = gb - 1 < gmin ? gb - 1 : gmin;
+    }
+    return (ymax <= LUCID_GRAD_Y_MAX) & (ymin >= LUCID_GRAD_Y_MIN - 1) &
+           (gmax <= LUCID_GRAD_G_MAX) & (gmin >= LUCID_GRAD_G_MIN - 1);
+}
+
+/* Per dtype: whether a block runs the fast path, and a lane of the others (float32: the
+ * fast path where the lane allows it, on sanitized inputs lest it raise flags, so that a
+ * lane's result does not depend on its neighbours). */
+#define LUCID_GRAD_FAST_BLOCK_f64(g, y, b, end) 0
+#define LUCID_GRAD_FAST_f64(yv, gv) 0.0
+#define LUCID_GRAD_LANE_f64(yv, gv) lucid_erfinv_grad_double_f64(yv, gv)
+#define LUCID_GRAD_FAST_BLOCK_f32(g, y, b, end) lucid_grad_block_ok_f32(g, y, b, end)
+#define LUCID_GRAD_FAST_f32(yv, gv) lucid_erfinv_grad_fast_f32(yv, gv)
+#define LUCID_GRAD_LANE_f32(yv, gv) lucid_erfinv_grad_lane_f32(yv, gv)
+static inline float lucid_erfinv_grad_lane_f32(float y, float g)
+{
+    int32_t ok = lucid_grad_lane_ok_f32(y, g);
+    float ys = y, gs = g;
+    LUCID_SELECT(int32_t, float, ok, ys, 0.0f);
+    LUCID_SELECT(int32_t, float, ok, gs, 1.0f);
+    float f = lucid_erfinv_grad_fast_f32(ys, gs);
+    LUCID_SELECT(int32_t, float, ok, f, lucid_erfinv_grad_double_f32(y, g));
+    return f;
+}
+
+#define LUCID_ERFINV_GRAD_KERNELS(T, SFX)                                        \
     void LUCID_KERNEL(erfinv_grad_##SFX)(T *gx, const T *g, const T *y, int n)  \
     {                                                                            \
         const int blk = 1024 / (int)sizeof(T);                                   \
@@ -417,14 +527,16 @@ static inline double lucid_exp_pos(double zh, double zl, const double *c, int n,
             int end = n - b > blk ? b + blk : n;                                 \
             LUCID_PREFETCH_BLOCK(g, end, n, blk);                                \
             LUCID_PREFETCH_BLOCK(y, end, n, blk);                                \
-            _Pragma("omp simd")                                                  \
-            for (int i = b; i < end; i++) {                                      \
-                double yi = y[i], zh = yi * yi;                                  \
-                double e = lucid_exp_pos(zh, lucid_sq_lo_##SFX(yi, zh), EXP,     \
-                                         sizeof EXP / sizeof EXP[0], sizeof(T) == 8); \
-                gx[i] = (T)(0.88622692545275801 * e * (double)g[i]);             \
+            if (LUCID_GRAD_FAST_BLOCK_##SFX(g, y, b, end)) {                     \
+                _Pragma("omp simd")                                              \
+                for (int i = b; i < end; i++)                                    \
+                    gx[i] = LUCID_GRAD_FAST_##SFX(y[i], g[i]);                   \
+            } else {                                                             \
+                _Pragma("omp simd")                                              \
+                for (int i = b; i < end; i++)                                    \
+                    gx[i] = LUCID_GRAD_LANE_##SFX(y[i], g[i]);                   \
             }                                                                    \
         }                                                                        \
     }
-LUCID_ERFINV_GRAD_KERNELS(float, f32, lucid_exp_c32)
-LUCID_ERFINV_GRAD_KERNELS(double, f64, lucid_exp_c64)
+LUCID_ERFINV_GRAD_KERNELS(float, f32)
+LUCID_ERFINV_GRAD_KERNELS(double, f64)

@@ -87,6 +87,17 @@ def test_best_ns_and_targets():
     assert checks == [(True, "sqrt f64: NumPy / pylucid = 2.00 (≥ 1)")]
 
 
+def test_repeated_passes_keep_each_cells_best():
+    key = ("fwd", "sqrt", "float32")
+    first = {key: {"NumPy": bench.Cell(2.0, "a"), "SciPy": bench.Cell(), "pylucid": bench.Cell(1.0)}}
+    second = {key: {"NumPy": bench.Cell(1.5, "b"), "SciPy": bench.Cell(3.0), "pylucid": bench.Cell(1.2)}}
+    merged = bench.best_of(first, second)[key]
+    assert (merged["NumPy"].ns, merged["NumPy"].note) == (1.5, "b")
+    assert merged["SciPy"].ns == 3.0            # not measured in one pass: the other's value
+    assert merged["pylucid"].ns == 1.0
+    assert bench.best_of(None, second) is second
+
+
 def test_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "bench.png"

@@ -2,8 +2,8 @@
 
 Each kernel is written once and instantiated over dtypes by MLX's template arguments
 (``T`` = float / __half / __nv_bfloat16 on CUDA, float / half / bfloat16_t on Metal). Every
-element is converted to float32, the op is computed in float32 (or in double where that makes
-the result match pylucid's CPU kernels bit for bit), and the result is rounded once to ``T``.
+element is converted to float32, the op is computed in float32 (erfinv's gradient in double),
+and the result is rounded once to ``T``.
 
 Only the scalar op differs between kernels: ``OPS`` maps an op name to the body of
 ``__device__ float pl_op(float x)`` (forward) or ``pl_op(float g, float y)`` (backward), and the

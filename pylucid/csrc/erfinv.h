@@ -7,7 +7,8 @@
  * G = erfinv - s is small (|G| < 0.2), so its rounding errors barely reach the result.
  * Uniform inputs are > 99 % central, so the array is processed in blocks of
  * LUCID_ERFINV_BLOCK_*: every block runs the central path, and only blocks holding a
- * tail input (told by an integer compare of |x|'s bits) run the tail path too.  Each
+ * tail input (told by the largest bits of |x| in the block, which also tell whether it
+ * holds a special input) run the tail path too.  Each
  * dtype computes in its own lanes: float64 stays within 2 ULP; float32 lanes, twice as
  * many per vector, would round too often for 1 ULP, so w is carried as w + wl and the
  * leading terms (sqrt(pi)/2 + c1 w; s = sqrt(w)) as two floats, the rest in plain
@@ -317,19 +318,19 @@ static inline float lucid_central_f32(float x, float w, float wl)
  * The remainder of n goes through a zero-padded copy so that every block has the same
  * fixed length. */
 #define LUCID_ERFINV_KERNELS(T, SFX, I, ONE, INF, QNAN, TAIL, TC)                \
-    static inline __attribute__((always_inline)) void lucid_erfinv_block_##SFX(T *y, const T *x) \
+    /* The central path on every lane; w, wl and x kept for the tail (y may      \
+     * be x).  clean: no lane is special (the caller checked): no selects. */    \
+    static inline __attribute__((always_inline)) void lucid_erfinv_central_##SFX( \
+        T *y, T *wv, T *lv, T *xv, const T *x, int clean)                        \
     {                                                                            \
-        enum { B = LUCID_ERFINV_BLOCK_##SFX };                                   \
-        T wv[B], lv[B], xv[B];                                                   \
-        I tail = 0;                                                              \
-        _Pragma("omp simd reduction(|:tail)")                                    \
-        for (int j = 0; j < B; j++) {                                            \
+        _Pragma("omp simd")                                                      \
+        for (int j = 0; j < LUCID_ERFINV_BLOCK_##SFX; j++) {                     \
             I bits, sign, ab, in, cb;                                            \
             T xc, yj, wl, w;                                                     \
             memcpy(&bits, &x[j], sizeof bits);                                   \
             sign = bits & (I)((I)1 << (8 * sizeof(I) - 1));                      \
             ab = bits ^ sign;                                                    \
-            in = LUCID_MASK(I, ab < (I)ONE);                                     \
+            in = clean ? (I)-1 : LUCID_MASK(I, ab < (I)ONE);                     \
             cb = bits & in; /* NaN, inf, |x| >= 1 -> 0 */                        \
             memcpy(&xc, &cb, sizeof xc);                                         \
             w = LUCID_NEGLOG_##SFX(xc, &wl);                                     \
@@ -344,9 +345,28 @@ static inline float lucid_central_f32(float x, float w, float wl)
             wv[j] = w;                                                           \
             lv[j] = wl;                                                          \
             xv[j] = xc;                                                          \
-            tail |= ab >= (I)LUCID_ERFINV_XT_##SFX; /* specials too: harmless */ \
         }                                                                        \
-        if (tail) {                                                              \
+    }                                                                            \
+    /* The largest bits of |x| in the block (NaN above inf) tell whether it      \
+     * holds a special lane (ordinary data does not) and whether a tail lane. */ \
+    static inline __attribute__((always_inline)) void lucid_erfinv_block_##SFX(  \
+        T *y, const T *x)                                                        \
+    {                                                                            \
+        enum { B = LUCID_ERFINV_BLOCK_##SFX };                                   \
+        T wv[B], lv[B], xv[B];                                                   \
+        I amax = 0;                                                              \
+        _Pragma("omp simd reduction(max:amax)")                                  \
+        for (int j = 0; j < B; j++) {                                            \
+            I ab;                                                                \
+            memcpy(&ab, &x[j], sizeof ab);                                       \
+            ab &= ~(I)((I)1 << (8 * sizeof(I) - 1));                             \
+            amax = ab > amax ? ab : amax;                                        \
+        }                                                                        \
+        if (amax < (I)ONE)                                                       \
+            lucid_erfinv_central_##SFX(y, wv, lv, xv, x, 1);                     \
+        else                                                                     \
+            lucid_erfinv_central_##SFX(y, wv, lv, xv, x, 0);                     \
+        if (amax >= (I)LUCID_ERFINV_XT_##SFX) { /* specials too: harmless */     \
             _Pragma("omp simd")                                                  \
             for (int j = 0; j < B; j++) {                                        \
                 /* central lanes (and specials, w = 0) run on w = W0 (no 0/0 in  \

@@ -117,7 +117,7 @@ def _erfinv_f32():
 # kernels do (sqrt(x<0) = NaN). The backward formulas repeat the CPU kernels' expression order
 # (csrc/*.h), so float32 results are bit-identical: g / (2y), g / (3 y y); erfinv's
 # (sqrt(pi)/2) exp(y^2) g is evaluated in double and rounded once (within one ulp of the CPU's
-# float-lane result, 0.65 ulp off at most).
+# float-lane result, 0.76 ulp off at worst as measured).
 CUDA_OPS = {
     "sqrt": "return sqrtf(x);",
     "cube_root": "return cbrtf(x);",

@@ -484,10 +484,11 @@ static inline float lucid_erfinv_grad_fast_f32(float y, float g)
     return LUCID_FMAF(a, gs, lo * gs);
 }
 
-/* 0 -> all ones: below any bound. */
-#define LUCID_GRAD_LANE_OK(yb, gb)                                               \
-    ((yb <= LUCID_GRAD_Y_MAX) & (yb - 1 >= LUCID_GRAD_Y_MIN - 1) &               \
-     (gb <= LUCID_GRAD_G_MAX) & (gb - 1 >= LUCID_GRAD_G_MIN - 1))
+/* Bits of |y| and |g| at most ymax, gmax and, less 1, at least ymin1, gmin1 (0 less 1 is
+ * all ones: above any bound, so y = 0 and g = 0 are in range). */
+#define LUCID_GRAD_IN_RANGE(ymax, ymin1, gmax, gmin1)                            \
+    (((ymax) <= LUCID_GRAD_Y_MAX) & ((ymin1) >= LUCID_GRAD_Y_MIN - 1) &          \
+     ((gmax) <= LUCID_GRAD_G_MAX) & ((gmin1) >= LUCID_GRAD_G_MIN - 1))
 
 static inline int32_t lucid_grad_lane_ok_f32(float y, float g)
 {
@@ -496,7 +497,7 @@ static inline int32_t lucid_grad_lane_ok_f32(float y, float g)
     memcpy(&gb, &g, sizeof gb);
     yb &= 0x7fffffffu;
     gb &= 0x7fffffffu;
-    return LUCID_MASK(int32_t, LUCID_GRAD_LANE_OK(yb, gb));
+    return LUCID_MASK(int32_t, LUCID_GRAD_IN_RANGE(yb, yb - 1, gb, gb - 1));
 }
 
 /* Whether all of y[b:end], g[b:end] are fast lanes, from the maxima of the bits of |y|,
@@ -516,8 +517,7 @@ static inline int lucid_grad_block_ok_f32(const float *g, const float *y, int b,
         ymin = yb - 1 < ymin ? yb - 1 : ymin;
         gmin = gb - 1 < gmin ? gb - 1 : gmin;
     }
-    return (ymax <= LUCID_GRAD_Y_MAX) & (ymin >= LUCID_GRAD_Y_MIN - 1) &
-           (gmax <= LUCID_GRAD_G_MAX) & (gmin >= LUCID_GRAD_G_MIN - 1);
+    return LUCID_GRAD_IN_RANGE(ymax, ymin, gmax, gmin);
 }
 
 /* Per dtype: whether a block runs the fast path, and a lane of the others (float32: the

@@ -68,6 +68,23 @@ def _mlx_inputs(n):
     return inputs
 
 
+def _mlx_runner(f, *args):
+    """run_many(reps) for f(*args) on MLX: each call evaluated asynchronously, so that the GPU
+    starts at once, as PyTorch's launches do."""
+    import mlx.core as mx
+
+    def call():
+        o = f(*args)
+        mx.async_eval(o)
+        return o
+
+    def run_many(reps):
+        outs = _calls(call, reps)
+        mx.eval(outs)
+        return outs
+    return run_many
+
+
 def _mlx_cases(n):
     import mlx.core as mx
     from .backend import mlx as B
@@ -83,24 +100,12 @@ def _mlx_cases(n):
     }
     cases = _mlx_inputs(n)
 
-    def runner(f, *args):
-        def call():
-            o = f(*args)
-            mx.async_eval(o)  # the GPU starts at once, as PyTorch's launches do
-            return o
-
-        def run_many(reps):
-            outs = _calls(call, reps)
-            mx.eval(outs)
-            return outs
-        return run_many
-
     for op in OPS:
         x, g, y = cases[op]
-        yield op, "forward", "pylucid", runner(getattr(B, op), x), mx.synchronize
-        yield op, "forward", "mlx", runner(native_fwd[op], x), mx.synchronize
-        yield op, "backward", "pylucid", runner(getattr(B, op + "_backward"), g, y), mx.synchronize
-        yield op, "backward", "mlx", runner(native_bwd[op], g, y), mx.synchronize
+        yield op, "forward", "pylucid", _mlx_runner(getattr(B, op), x), mx.synchronize
+        yield op, "forward", "mlx", _mlx_runner(native_fwd[op], x), mx.synchronize
+        yield op, "backward", "pylucid", _mlx_runner(getattr(B, op + "_backward"), g, y), mx.synchronize
+        yield op, "backward", "mlx", _mlx_runner(native_bwd[op], g, y), mx.synchronize
 
 
 def _torch_cases(n):
@@ -261,16 +266,7 @@ def tune(n, trials, log=print):
     reps = _reps(n)
     for r in range(trials + 1):
         for cfg in configs:
-            args = data[owner[cfg[0]]]
-
-            def run_many(k, cfg=cfg, args=args):
-                def call():
-                    o = B._run_cuda(owner[cfg[0]], args, None, config=cfg)
-                    mx.async_eval(o)
-                    return o
-                outs = _calls(call, k)
-                mx.eval(outs)
-                return outs
+            run_many = _mlx_runner(B._run_cuda, owner[cfg[0]], data[owner[cfg[0]]], None, cfg)
             mx.synchronize()
             t0 = time.perf_counter()
             keep = run_many(1 if r == 0 else reps)

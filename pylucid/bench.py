@@ -34,9 +34,10 @@ microarchitecture, and MKL's dispatch on AMD CPUs, stay this machine's.
 Threads: "1" sets ``pylucid._kernels.set_num_threads(1)`` and ``torch.set_num_threads(1)``;
 "all" sets both to the machine's maximum. NumPy and SciPy are single-threaded; JAX (XLA's
 thread pool) and MLX keep their own threading in both modes, which cannot be changed in-process.
-With both modes, the small size's tables are measured twice, the modes alternating, and each
-cell keeps its best: its calls take ~1 us, so drift of the machine's speed over the seconds a
-table takes would otherwise show as a thread-count effect.
+With both modes, every table is measured twice, the modes alternating, and each cell keeps its
+best: on a shared machine the second core is at times busy with another tenant's work, and
+small calls (~1 us) feel any drift of the machine's speed, which would otherwise show as a
+thread-count effect.
 """
 import argparse
 import math
@@ -566,10 +567,10 @@ def main(argv=None):
     errors, results = [], {}
     try:
         for n in sizes:
-            # A call on the small size takes ~1 us, and the whole table some seconds: so that
-            # drift of this shared machine's speed cannot pass for a thread-count effect, the
-            # small size's modes are measured twice, alternating, each cell keeping its best.
-            passes = 2 if n == args.small_size and len(modes) > 1 else 1
+            # So that a busy second core or drift of this shared machine's speed cannot pass
+            # for a thread-count effect, the modes are measured twice, alternating, each cell
+            # keeping its best.
+            passes = 2 if len(modes) > 1 else 1
             for _ in range(passes):
                 for mode in modes:
                     table = run_table(n, 1 if mode == 1 else maxt, args.repeat, args.ops,

@@ -1,8 +1,11 @@
-"""Accuracy of the kernels: mpmath on edge sets, NumPy/SciPy on 10^6 random values.
+"""Accuracy of the kernels: mpmath on edge sets, NumPy/SciPy on 10^6 random values, Boost.Math's
+validation data.
 
 Bounds (max error in ULPs of the result's dtype):
 sqrt 0.5 (correctly rounded), cube_root 1, erfinv 1 in float32 and 2 in float64.
 """
+import os
+
 import numpy as np
 import pytest
 import scipy.special
@@ -182,3 +185,31 @@ def test_float16_is_computed_in_float32_and_rounded_once(op):
     np.testing.assert_array_equal(y, expected)
     finite = np.isfinite(reference)
     np.testing.assert_array_max_ulp(y[finite], reference[finite].astype(np.float16), maxulp=1)
+
+
+def boost_data(name):
+    """A table of Boost.Math's validation data, as SciPy ships it for its own tests (columns:
+    argument, value rounded to float64); skipped where the SciPy install has no test data."""
+    path = os.path.join(os.path.dirname(scipy.special.__file__), "tests", "data", "boost.npz")
+    if not os.path.exists(path):
+        pytest.skip("this SciPy install ships no Boost test data")
+    with np.load(path) as tables:
+        return tables[name]
+
+
+def test_float64_against_boost_validation_data():
+    # Boost's values are rounded to float64: half an ULP on top of each op's bound.
+    table = boost_data("erf_inv_data_ipp-erf_inv_data")
+    x, ref = table[:, 0], table[:, 1].astype(np.longdouble)
+    assert ulp_error_array(ufuncs.erfinv(x), ref).max() <= BOUND["erfinv", np.float64] + 0.5
+    # erfc_inv(q) = erfinv(1 - q), where 1 - q is exact (Sterbenz: q in [1/2, 2])
+    table = boost_data("erfc_inv_data_ipp-erfc_inv_data")
+    q, ref = table[:, 0], table[:, 1].astype(np.longdouble)
+    exact = (q >= 0.5) & (q <= 2.0)
+    assert exact.sum() > 20
+    err = ulp_error_array(ufuncs.erfinv(1 - q[exact]), ref[exact])
+    assert err.max() <= BOUND["erfinv", np.float64] + 0.5
+    table = boost_data("cbrt_data_ipp-cbrt_data")  # columns: cbrt(x), x
+    y, x = table[:, 0].astype(np.longdouble), table[:, 1]
+    assert ulp_error_array(ufuncs.cube_root(x), y).max() <= BOUND["cube_root", np.float64] + 0.5
+    assert ulp_error_array(ufuncs.cube_root(-x), -y).max() <= BOUND["cube_root", np.float64] + 0.5
